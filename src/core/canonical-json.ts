@@ -1,0 +1,31 @@
+import canonicalize from 'canonicalize';
+
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) serialization.
+ * Object keys are sorted by UTF-16 code units, numbers use the ECMAScript form, no white space.
+ * Throws on values JSON cannot represent (undefined, functions, non-finite numbers), so a caller
+ * never hashes something other than what it thinks it hashes.
+ */
+export function canonicalJson(value: unknown): string {
+  assertJsonValue(value, '');
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError('value has no JSON representation');
+  return text;
+}
+
+function assertJsonValue(value: unknown, path: string): void {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`non-finite number at ${path || '/'}`);
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => assertJsonValue(item, `${path}/${i}`));
+    return;
+  }
+  if (typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) assertJsonValue(item, `${path}/${key}`);
+    return;
+  }
+  throw new TypeError(`${typeof value} at ${path || '/'} has no JSON representation`);
+}

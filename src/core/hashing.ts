@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+
+export const SHA256_PREFIX = 'sha256:';
+const CONTENT_HASH_PATTERN = /^sha256:[a-fA-F0-9]{64}$/;
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function isContentHash(value: string): boolean {
+  return CONTENT_HASH_PATTERN.test(value);
+}
+
+/** `sha256:ABC…` and `sha256:abc…` name the same hash; the lowercase form is the stored one (DECISIONS §2). */
+export function normalizeContentHash(value: string): string {
+  if (!isContentHash(value)) throw new TypeError('not a sha256:<64 hex> content hash');
+  return value.toLowerCase();
+}
+
+/** `sha256:` + hex SHA-256 of the JCS form of `metadata`; absent metadata hashes as `{}` (DECISIONS §2). */
+export function metadataHash(metadata: Record<string, unknown> | undefined): string {
+  return SHA256_PREFIX + sha256Hex(canonicalJson(metadata ?? {}));
+}
+
+/** The sorted top-level key names: the only part of the metadata a proof publishes. */
+export function metadataKeys(metadata: Record<string, unknown> | undefined): string[] {
+  return Object.keys(metadata ?? {}).sort();
+}

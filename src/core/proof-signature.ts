@@ -1,0 +1,41 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+
+export const HMAC_SIGNATURE_PREFIX = 'hmac-sha256:';
+
+/** The fields a proof signs (DECISIONS §2). */
+export interface SignedProofFields {
+  id: string;
+  timestamp: string;
+  contentHash: string;
+  metadataHash: string;
+  label: string;
+}
+
+/**
+ * The canonical signing message: JCS of `{"v":1,id,timestamp,contentHash,metadataHash,label}`.
+ * Every signature and receipt of a proof, and its transparency-log leaf, are over these bytes, so anyone
+ * can rebuild them from the public proof document.
+ */
+export function signingMessage(fields: SignedProofFields): string {
+  return canonicalJson({
+    v: 1,
+    id: fields.id,
+    timestamp: fields.timestamp,
+    contentHash: fields.contentHash,
+    metadataHash: fields.metadataHash,
+    label: fields.label,
+  });
+}
+
+/** `hmac-sha256:` + lowercase hex HMAC-SHA256 of the signing message. */
+export function hmacSign(secret: Uint8Array, fields: SignedProofFields): string {
+  return HMAC_SIGNATURE_PREFIX + createHmac('sha256', secret).update(signingMessage(fields)).digest('hex');
+}
+
+/** Recomputes the HMAC and compares it in constant time. Any malformed signature is simply invalid. */
+export function hmacVerify(secret: Uint8Array, fields: SignedProofFields, signature: string): boolean {
+  const expected = Buffer.from(hmacSign(secret, fields), 'utf8');
+  const given = Buffer.from(signature, 'utf8');
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
