@@ -16,7 +16,10 @@ test('RFC 8785 §3.2.2 sample canonicalizes to the published output', () => {
 });
 
 test('keys sort by UTF-16 code units at every depth', () => {
-  assert.equal(canonicalJson({ b: { z: 1, a: 2 }, a: [{ y: 1, x: 2 }] }), '{"a":[{"x":2,"y":1}],"b":{"a":2,"z":1}}');
+  assert.equal(
+    canonicalJson({ b: { z: 1, a: 2 }, a: [{ y: 1, x: 2 }] }),
+    '{"a":[{"x":2,"y":1}],"b":{"a":2,"z":1}}',
+  );
   // "\u20ac" (U+20AC) sorts before "\ud83d\ude00" (a surrogate pair starting at 0xD83D)
   assert.equal(canonicalJson({ '\u{1F600}': 1, '\u20ac': 2 }), '{"€":2,"😀":1}');
 });

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppContext } from './context.ts';
+import { healthRoutes } from './health/health-routes.ts';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { registerRateLimit } from './http/rate-limit.ts';
+import { createValidatorCompiler } from './http/validation.ts';
+import { proofsRoutes } from './proofs/proofs-routes.ts';
+import { SERVICE_VERSION } from './version.ts';
+
+export const BODY_LIMIT_BYTES = 128 * 1024;
+
+/** Headers that carry secrets: never written to a log line. */
+export const REDACTED_HEADERS = [
+  'x-service-admin-key',
+  'x-service-key',
+  'authorization',
+  'cookie',
+  'payment-signature',
+];
+
+/** Paths only administrators call: no CORS for them (browsers on other origins get no access). */
+const ADMIN_PREFIXES = ['/api/accounts', '/api/api-keys', '/api/webhooks'];
+
+export interface BuildAppOptions {
+  /** Where log lines go (one JSON object per line); standard output when absent. */
+  logStream?: { write(line: string): void };
+}
+
+/** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
+export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_HEADERS.map((h) => `req.headers["${h}"]`), censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: config.trustProxy ?? false,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    requestTimeout: 30_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors: frameworkErrorHandler,
+    ajv: { customOptions: { strict: false } },
+  });
+  app.setValidatorCompiler(createValidatorCompiler());
+  // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        objectSrc: ["'none'"],
+        ...(config.publicBaseUrl.startsWith('https:') ? { upgradeInsecureRequests: [] } : {}),
+      },
+    },
+  });
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      const path = request.url ?? '/';
+      const isAdmin = ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix));
+      callback(null, {
+        origin: !isAdmin,
+        methods: ['GET', 'HEAD', 'POST'],
+        allowedHeaders: ['Content-Type', 'X-Service-Key', 'PAYMENT-SIGNATURE'],
+        exposedHeaders: [
+          'PAYMENT-REQUIRED',
+          'PAYMENT-RESPONSE',
+          'Idempotent-Replayed',
+          'RateLimit',
+          'RateLimit-Policy',
+          'Retry-After',
+          'X-Request-Id',
+        ],
+        maxAge: 600,
+      });
+    },
+  });
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, version: SERVICE_VERSION });
+  if (config.rateLimit.max > 0) {
+    await registerRateLimit(app, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs });
+  }
+
+  const routes = [healthRoutes, proofsRoutes];
+  for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
+  return app;
+}

@@ -1,0 +1,176 @@
+import path from 'node:path';
+
+export type PaymentMode = 'demo' | 'x402';
+
+export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+
+export interface X402Config {
+  payTo: string;
+  facilitatorUrl: string;
+  network: string;
+  price: string;
+}
+
+/** The service's whole configuration, read once from the environment (DECISIONS.md §1) and frozen. */
+export interface Config {
+  host: string;
+  port: number;
+  database: DatabaseConfig;
+  /** The directory that holds the embedded database and, by default, the signing keys. */
+  dataDir: string;
+  redisUrl: string | undefined;
+  publicBaseUrl: string;
+  adminKey: string | undefined;
+  paymentMode: PaymentMode;
+  x402: X402Config | undefined;
+  rateLimit: { max: number; windowMs: number };
+  signingKeysDir: string;
+  webhookAllowPrivateUrls: boolean;
+  trustProxy: string[] | undefined;
+  logLevel: string;
+  securityContact: string | undefined;
+}
+
+/** Thrown with one line per bad variable, each naming the variable and what is wrong. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === '' ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name}: must be a whole number from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const boolean = (name: string): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return false;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name}: must be true or false, got "${raw}"`);
+    return false;
+  };
+
+  const host = read('HOST') ?? '127.0.0.1';
+  const port = integer('PORT', 8080, 0, 65535);
+
+  const databaseUrl = read('DATABASE_URL') ?? 'sqlite:./data/hashproof.db';
+  let database: DatabaseConfig = { engine: 'sqlite', path: path.resolve('data/hashproof.db') };
+  if (databaseUrl.startsWith('sqlite:')) {
+    const file = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (file === '')
+      problems.push('DATABASE_URL: sqlite: needs a file path, as in sqlite:./data/hashproof.db');
+    else database = { engine: 'sqlite', path: file === ':memory:' ? file : path.resolve(file) };
+  } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    database = { engine: 'postgres', url: databaseUrl };
+  } else {
+    problems.push('DATABASE_URL: must start with sqlite: or postgres://');
+  }
+  const dataDir =
+    database.engine === 'sqlite' && database.path !== ':memory:'
+      ? path.dirname(database.path)
+      : path.resolve('data');
+
+  let publicBaseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const base = read('PUBLIC_BASE_URL');
+  if (base !== undefined) {
+    try {
+      const url = new URL(base);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+      if (url.search || url.hash) throw new Error('query');
+      publicBaseUrl = url.origin + url.pathname.replace(/\/+$/, '');
+    } catch {
+      problems.push(`PUBLIC_BASE_URL: must be an absolute http(s) URL without query, got "${base}"`);
+    }
+  }
+
+  const paymentModeRaw = read('PAYMENT_MODE') ?? 'demo';
+  let paymentMode: PaymentMode = 'demo';
+  if (paymentModeRaw === 'demo' || paymentModeRaw === 'x402') paymentMode = paymentModeRaw;
+  else problems.push(`PAYMENT_MODE: must be demo or x402, got "${paymentModeRaw}"`);
+
+  let x402: X402Config | undefined;
+  if (paymentMode === 'x402') {
+    const payTo = read('X402_PAY_TO');
+    const facilitatorUrl = read('X402_FACILITATOR_URL');
+    if (payTo === undefined) problems.push('X402_PAY_TO: required when PAYMENT_MODE=x402 (the address paid)');
+    else if (!EVM_ADDRESS.test(payTo))
+      problems.push(`X402_PAY_TO: must be a 0x-prefixed 20-byte address, got "${payTo}"`);
+    if (facilitatorUrl === undefined) problems.push('X402_FACILITATOR_URL: required when PAYMENT_MODE=x402');
+    else if (!URL.canParse(facilitatorUrl))
+      problems.push(`X402_FACILITATOR_URL: not a URL: "${facilitatorUrl}"`);
+    const price = read('X402_PRICE') ?? '$0.005';
+    if (!/^\$\d+(\.\d{1,6})?$/.test(price))
+      problems.push(`X402_PRICE: must look like $0.005, got "${price}"`);
+    x402 = {
+      payTo: payTo ?? '',
+      facilitatorUrl: facilitatorUrl ?? '',
+      network: read('X402_NETWORK') ?? 'eip155:8453',
+      price,
+    };
+  }
+
+  const trustProxyRaw = read('TRUST_PROXY');
+  let trustProxy: string[] | undefined;
+  if (trustProxyRaw !== undefined) {
+    trustProxy = trustProxyRaw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (trustProxy.some((entry) => /^\d+$/.test(entry))) {
+      problems.push('TRUST_PROXY: takes IP addresses or CIDR ranges; a hop count is not supported');
+    }
+  }
+
+  const logLevel = read('LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const adminKey = read('SERVICE_ADMIN_KEY');
+  if (adminKey !== undefined && adminKey.length < 16) {
+    problems.push('SERVICE_ADMIN_KEY: must be at least 16 characters');
+  }
+
+  const config: Config = {
+    host,
+    port,
+    database,
+    dataDir,
+    redisUrl: read('REDIS_URL'),
+    publicBaseUrl,
+    adminKey,
+    paymentMode,
+    x402,
+    rateLimit: {
+      max: integer('RATE_LIMIT_MAX', 60, 0, 1_000_000),
+      windowMs: integer('RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
+    },
+    signingKeysDir: path.resolve(read('SIGNING_KEYS_DIR') ?? path.join(dataDir, 'keys')),
+    webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS'),
+    trustProxy,
+    logLevel,
+    securityContact: read('SECURITY_CONTACT'),
+  };
+  if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
+    problems.push('REDIS_URL: must start with redis:// or rediss://');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

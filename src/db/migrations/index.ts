@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+import * as m0001 from './0001-proofs.ts';
+
+export interface MigrationContext {
+  engine: 'sqlite' | 'postgres';
+}
+
+interface MigrationModule {
+  up(db: Kysely<unknown>, context: MigrationContext): Promise<void>;
+}
+
+/** The ordered list of migrations. A migration that has shipped is never edited; add a new one. */
+const MIGRATIONS: Record<string, MigrationModule> = {
+  '0001-proofs': m0001,
+};
+
+export function migrationProvider(context: MigrationContext): MigrationProvider {
+  return {
+    async getMigrations() {
+      const migrations: Record<string, Migration> = {};
+      for (const [name, module] of Object.entries(MIGRATIONS)) {
+        migrations[name] = { up: (db) => module.up(db, context) };
+      }
+      return migrations;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { SERVICE_VERSION } from '../version.ts';
+
+const Health = Type.Object({
+  ok: Type.Boolean(),
+  service: Type.String(),
+  version: Type.String(),
+  mode: Type.Union([Type.Literal('demo'), Type.Literal('x402')]),
+  database: Type.Object({ engine: Type.String(), ok: Type.Boolean() }),
+  uptimeSeconds: Type.Integer(),
+  time: Type.String({ format: 'date-time' }),
+});
+
+/** GET /health: liveness and readiness in one; 503 when the database does not answer. Not rate limited. */
+export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const startedAt = ctx.clock.now();
+  app.get(
+    '/health',
+    {
+      config: { rateLimit: false },
+      schema: {
+        summary: 'Runtime health and mode',
+        tags: ['service'],
+        response: { 200: { description: 'Healthy', ...Health }, ...errorResponses(503) },
+      },
+    },
+    async () => {
+      const now = ctx.clock.now();
+      const summary = {
+        service: 'hashproof',
+        version: SERVICE_VERSION,
+        mode: ctx.config.paymentMode,
+        uptimeSeconds: Math.floor((now - startedAt) / 1000),
+        time: new Date(now).toISOString(),
+      };
+      try {
+        await ctx.database.ping();
+      } catch {
+        throw new AppError(
+          'service_unavailable',
+          'The database does not answer',
+          { ...summary, database: { engine: ctx.database.engine, ok: false } },
+          { 'Retry-After': '5' },
+        );
+      }
+      return { ok: true, ...summary, database: { engine: ctx.database.engine, ok: true } };
+    },
+  );
+}

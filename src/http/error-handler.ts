@@ -1,0 +1,107 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError, type ErrorCode } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { describeValidationErrors } from './validation.ts';
+
+/** Fastify's own error codes and what a client is told about each (notes/conventions.md §4.3). */
+const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The request body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'invalid_json',
+    message: 'The request body is empty; send a JSON object',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    code: 'payload_too_large',
+    message: 'The request body is larger than 131072 bytes (128 KiB)',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'unsupported_media_type',
+    message: 'Send the body as application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'invalid_request',
+    message: 'Content-Length does not match the body',
+  },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'unsupported_media_type', message: 'Send the body as application/json' },
+  FST_ERR_BAD_URL: { code: 'invalid_request', message: 'The request URL is malformed' },
+  FST_ERR_ASYNC_CONSTRAINT: { code: 'invalid_request', message: 'The request could not be routed' },
+};
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+};
+
+/** Turns anything thrown into the AppError a client may see. Nothing internal leaks from a 5xx. */
+export function toAppError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
+  if (fastifyError.validation) {
+    const errors = describeValidationErrors(
+      fastifyError.validation,
+      fastifyError.validationContext ?? 'body',
+    );
+    const first = errors[0];
+    const message = first ? `Invalid request: ${first.path} ${first.message}` : 'Invalid request';
+    return new AppError('invalid_request', message, { errors });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError(
+      'service_unavailable',
+      'The database is unavailable; retry shortly',
+      {},
+      { 'Retry-After': '1' },
+    );
+  }
+  if (fastifyError.statusCode === 400 && /prototype/i.test(fastifyError.message ?? '')) {
+    return new AppError(
+      'invalid_json',
+      'The JSON body contains a forbidden key (__proto__ or constructor.prototype)',
+    );
+  }
+  const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined;
+  if (known) return new AppError(known.code, known.message);
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    // Anything else the framework or a plugin rejects is the caller's doing; its message is safe to show.
+    return new AppError(BY_STATUS[status] ?? 'invalid_request', fastifyError.message ?? 'Invalid request');
+  }
+  return new AppError('internal_error', 'An internal error occurred');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  const appError = toAppError(error);
+  if (appError.statusCode >= 500) {
+    request.log.error({ err: error, code: appError.code }, 'request failed');
+    if (appError.code === 'internal_error') appError.details.requestId = request.id;
+  }
+  for (const [name, value] of Object.entries(appError.headers)) void reply.header(name, value);
+  return reply.code(appError.statusCode).type('application/json; charset=utf-8').send(appError.toEnvelope());
+}
+
+/** One renderer for every error, including the ones Fastify raises before routing. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  );
+}
+
+/** For Fastify's `frameworkErrors` option: bad URLs and similar never reach setErrorHandler. */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  void sendError(request, reply, error);
+}

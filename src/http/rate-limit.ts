@@ -1,0 +1,54 @@
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+
+/** `config: { rateLimit: false }` (declared by @fastify/rate-limit) exempts a route. */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by authentication once an API key is verified, so its requests share one bucket. */
+    rateLimitKey?: string;
+  }
+}
+
+export interface RateLimitOptions {
+  max: number;
+  windowMs: number;
+  /** A shared store (Redis) so several instances count together; in-memory when absent. */
+  redis?: unknown;
+}
+
+/**
+ * SPEC.md §8 and DECISIONS.md §7: a fixed window per client (the verified API key, else the client
+ * address), announced with the IETF RateLimit-Policy / RateLimit fields on every limited response, and a
+ * 429 `rate_limited` with Retry-After. The plugin cannot emit the IETF fields itself, so it only counts.
+ */
+export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  await app.register(rateLimit, {
+    global: false,
+    max: options.max,
+    timeWindow: options.windowMs,
+    ...(options.redis ? { redis: options.redis as never, skipOnError: false } : {}),
+  });
+  const windowSeconds = Math.ceil(options.windowMs / 1000);
+  const limiter = app.createRateLimit({
+    keyGenerator: (request: FastifyRequest) => request.rateLimitKey ?? `ip:${normalizeIP(request.ip, 64)}`,
+  });
+  const policy = `"default";q=${options.max};w=${windowSeconds}`;
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.rateLimit === false) return;
+    const result = await limiter(request);
+    if (result.isAllowed) return;
+    const resetSeconds = Math.max(1, result.ttlInSeconds);
+    void reply.header('RateLimit-Policy', policy);
+    void reply.header('RateLimit', `"default";r=${result.remaining};t=${resetSeconds}`);
+    if (result.isExceeded) {
+      throw new AppError(
+        'rate_limited',
+        `Too many requests: the limit is ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`,
+        { limit: options.max, windowSeconds, retryAfterSeconds: resetSeconds },
+        { 'Retry-After': String(resetSeconds) },
+      );
+    }
+  });
+}

@@ -1,0 +1,53 @@
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+// ajv-formats ships CommonJS with a default export property.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const shared: Options = { allErrors: true, removeAdditional: false, useDefaults: false, strict: false };
+
+/**
+ * Fastify's default Ajv strips unknown properties and coerces types, which would accept `label: 5` and
+ * extra fields. Bodies are validated as sent; query strings, params and headers are text on the wire,
+ * so there numbers and booleans are coerced.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodyAjv = addFormats(new Ajv({ ...shared, coerceTypes: false }));
+  const textAjv = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    return ajv.compile(schema as object);
+  };
+}
+
+export interface FieldError {
+  location: string;
+  path: string;
+  message: string;
+  keyword: string;
+}
+
+/** One entry per failing field, with a JSON Pointer that names the field itself (not its parent). */
+export function describeValidationErrors(
+  errors: ErrorObject[] | Partial<ErrorObject>[],
+  location: string,
+): FieldError[] {
+  return errors.map((error) => {
+    let pointer = error.instancePath ?? '';
+    const params = (error.params ?? {}) as Record<string, unknown>;
+    if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+      pointer += '/' + escapePointer(params.missingProperty);
+    } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+      pointer += '/' + escapePointer(params.additionalProperty);
+    }
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'additionalProperties') message = 'is not an allowed property';
+    if (error.keyword === 'required') message = 'is required';
+    return { location, path: pointer || '/', message, keyword: error.keyword ?? 'invalid' };
+  });
+}
+
+function escapePointer(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}

@@ -1,0 +1,47 @@
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createContext } from './context.ts';
+
+/** Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) process.stderr.write(`hashproof: configuration: ${problem}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const ctx = await createContext(config);
+  const app = await buildApp(ctx);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping: finishing in-flight requests');
+    try {
+      await app.close();
+      await ctx.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'error while stopping');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  await app.listen({ host: config.host, port: config.port });
+  app.log.info(
+    { mode: config.paymentMode, database: config.database.engine, publicBaseUrl: config.publicBaseUrl },
+    'hashproof is serving',
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `hashproof: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,156 @@
+import { Type, type Static } from 'typebox';
+
+/** A single-line string: no C0 control characters or DEL (they cannot be shown and PostgreSQL refuses NUL). */
+const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$';
+
+export const CONTENT_HASH_PATTERN = '^sha256:[a-fA-F0-9]{64}$';
+
+export const NotarizeBody = Type.Object(
+  {
+    contentHash: Type.String({
+      pattern: CONTENT_HASH_PATTERN,
+      description: 'SHA-256 of the content, computed by the caller: `sha256:` and 64 hex digits.',
+    }),
+    label: Type.String({
+      minLength: 1,
+      maxLength: 120,
+      pattern: SINGLE_LINE,
+      description: 'A short public title.',
+    }),
+    metadata: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'Non-secret JSON object, at most 8192 bytes. Never published: only its hash and key names are.',
+        },
+      ),
+    ),
+    idempotencyKey: Type.String({
+      minLength: 1,
+      maxLength: 160,
+      pattern: SINGLE_LINE,
+      description:
+        'Chosen by the caller; a retry with the same key returns the same proof. Searchable: no secrets.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type NotarizeBody = Static<typeof NotarizeBody>;
+
+const Payment = Type.Object(
+  {
+    network: Type.String(),
+    payer: Type.String(),
+    transaction: Type.String(),
+    amount: Type.String({ description: 'Atomic units of the asset (USDC has 6 decimals).' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Proof = Type.Object(
+  {
+    id: Type.String({ pattern: '^proof_[0-9A-HJKMNP-TV-Z]{26}$' }),
+    verified: Type.Boolean({ description: 'The stored signature checks against its key, now.' }),
+    timestamp: Type.String({ format: 'date-time' }),
+    contentHash: Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }),
+    label: Type.String(),
+    metadataHash: Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }),
+    metadataKeys: Type.Array(Type.String()),
+    signature: Type.String({ description: '`hmac-sha256:<hex>`, or `[redacted]` in listings.' }),
+    keyId: Type.String(),
+    accountId: Type.Union([Type.String(), Type.Null()]),
+    payment: Type.Union([Payment, Type.Null()]),
+  },
+  { $id: 'Proof', additionalProperties: false },
+);
+export type Proof = Static<typeof Proof>;
+
+const ProofRef = Type.Ref('Proof');
+
+const ProofLinks = Type.Object({
+  proof: Type.String({ description: 'Path of the public badge page, `/proof/<id>`.' }),
+  verify: Type.String({ description: 'Path of the verification report, `/api/verify/proofs/<id>`.' }),
+});
+
+export const NotarizeResponse = Type.Object({
+  ok: Type.Boolean(),
+  mode: Type.Union([Type.Literal('demo'), Type.Literal('x402')]),
+  idempotentReplay: Type.Boolean(),
+  proof: ProofRef,
+  links: ProofLinks,
+});
+
+export const ProofDocument = Type.Object({ ok: Type.Boolean(), proof: ProofRef, links: ProofLinks });
+
+export const ProofList = Type.Object({
+  ok: Type.Boolean(),
+  proofs: Type.Array(ProofRef),
+  limit: Type.Integer(),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` to get the next page; null on the last page.',
+  }),
+});
+
+const Limit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  default: 20,
+  description: 'Page size, 1 to 100 (default 20).',
+});
+const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'From `nextCursor`.',
+});
+
+export const RecentQuery = Type.Object(
+  { limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
+export type RecentQuery = Static<typeof RecentQuery>;
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Exact id, content hash, metadata hash or account id; or part of a label (case-insensitive).',
+      }),
+    ),
+    contentHash: Type.Optional(Type.String({ pattern: CONTENT_HASH_PATTERN })),
+    metadataHash: Type.Optional(Type.String({ pattern: CONTENT_HASH_PATTERN })),
+    accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 160 })),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+export type SearchQuery = Static<typeof SearchQuery>;
+
+export const ProofIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+const Check = Type.Object({
+  status: Type.Union([Type.Literal('valid'), Type.Literal('invalid')]),
+  algorithm: Type.String(),
+  keyId: Type.String(),
+  message: Type.String(),
+});
+
+export const VerifyReport = Type.Object({
+  ok: Type.Boolean(),
+  proofId: Type.String(),
+  verified: Type.Boolean({ description: 'True when every check is valid.' }),
+  checks: Type.Object({ signature: Check }),
+  keyId: Type.String(),
+  signingMessage: Type.String({
+    description: 'The exact bytes (UTF-8) that were signed: JCS canonical JSON.',
+  }),
+  checkedAt: Type.String({ format: 'date-time' }),
+  proof: ProofRef,
+});

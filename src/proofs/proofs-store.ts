@@ -1,0 +1,75 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from '../db/index.ts';
+import type { ProofsTable } from '../db/schema.ts';
+
+export type ProofRow = Selectable<ProofsTable>;
+export type NewProofRow = Insertable<ProofsTable>;
+
+export interface ProofFilter {
+  q?: { text: string; folded: string; hash: string | undefined };
+  contentHash?: string;
+  metadataHash?: string;
+  accountId?: string;
+  idempotencyKey?: string;
+  /** Only rows inserted before this sequence number (the cursor). */
+  beforeSeq?: number;
+}
+
+export async function findById(db: Db, id: string): Promise<ProofRow | undefined> {
+  return db.selectFrom('proofs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findByIdempotencyKey(
+  db: Db,
+  scope: string,
+  key: string,
+): Promise<ProofRow | undefined> {
+  return db
+    .selectFrom('proofs')
+    .selectAll()
+    .where('idempotency_scope', '=', scope)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+/**
+ * Inserts the rows in one statement (one commit). A row whose (scope, key) is already taken, by an
+ * earlier proof or by an earlier row of the same batch, is skipped. Returns the ids actually inserted.
+ */
+export async function insertProofs(db: Db, rows: NewProofRow[]): Promise<Set<string>> {
+  const inserted = await db
+    .insertInto('proofs')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['idempotency_scope', 'idempotency_key']).doNothing())
+    .returning('id')
+    .execute();
+  return new Set(inserted.map((row) => row.id));
+}
+
+/** Newest first; `limit + 1` rows are read so the caller can tell whether another page exists. */
+export async function listProofs(db: Db, filter: ProofFilter, limit: number): Promise<ProofRow[]> {
+  let query = db
+    .selectFrom('proofs')
+    .selectAll()
+    .orderBy('seq', 'desc')
+    .limit(limit + 1);
+  if (filter.contentHash !== undefined) query = query.where('content_hash', '=', filter.contentHash);
+  if (filter.metadataHash !== undefined) query = query.where('metadata_hash', '=', filter.metadataHash);
+  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  if (filter.idempotencyKey !== undefined) query = query.where('idempotency_key', '=', filter.idempotencyKey);
+  if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq);
+  const q = filter.q;
+  if (q !== undefined) {
+    const pattern = '%' + q.folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+    query = query.where((eb) => {
+      const terms = [
+        eb('id', '=', q.text),
+        eb('account_id', '=', q.text),
+        sql<boolean>`label_folded like ${pattern} escape '\\'`,
+      ];
+      if (q.hash !== undefined) terms.push(eb('content_hash', '=', q.hash), eb('metadata_hash', '=', q.hash));
+      return eb.or(terms);
+    });
+  }
+  return query.execute();
+}

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { createContext, type AppContext, type ContextOverrides } from '../src/context.ts';
+
+export interface TestServer {
+  baseUrl: string;
+  app: FastifyInstance;
+  ctx: AppContext;
+  dataDir: string;
+  /** Every log line the server wrote, as text (for secret-leak checks). */
+  logs: string[];
+  /** Stops the server; the data directory stays until `cleanup` (for restart tests). */
+  close(): Promise<void>;
+  cleanup(): void;
+}
+
+export interface StartOptions extends ContextOverrides {
+  env?: Record<string, string>;
+  /** Reuse a data directory (a restart of the same database). */
+  dataDir?: string;
+}
+
+export function makeDataDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'hashproof-test-'));
+}
+
+/** A free loopback port, so the server's configured public URL names the port it really listens on. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Starts the real service on loopback against a real SQLite file, configured as an operator would. */
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? makeDataDir();
+  const port = await freePort();
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: `sqlite:${path.join(dataDir, 'hashproof.db')}`,
+    RATE_LIMIT_MAX: '0',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const ctx = await createContext(config, options);
+  const app = await buildApp(ctx, { logStream: { write: (line) => void logs.push(line) } });
+  await app.listen({ host: '127.0.0.1', port });
+  let isClosed = false;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    app,
+    ctx,
+    dataDir,
+    logs,
+    async close() {
+      if (isClosed) return;
+      isClosed = true;
+      await app.close();
+      await ctx.close();
+    },
+    cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** A JSON request the way a client sends it; the body is parsed when the answer is JSON. */
+export async function api<T = any>(
+  baseUrl: string,
+  pathname: string,
+  init: { method?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | Buffer | undefined;
+  if (init.rawBody !== undefined) body = init.rawBody;
+  else if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + pathname, {
+    method: init.method ?? (body ? 'POST' : 'GET'),
+    headers,
+    body,
+  });
+  const text = await response.text();
+  const isJson = response.headers.get('content-type')?.includes('json') ?? false;
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: (isJson && text ? JSON.parse(text) : undefined) as T,
+  };
+}
+
+export const sampleHash = (n: number): string => 'sha256:' + n.toString(16).padStart(64, '0');
+
+export function notarizeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    contentHash: sampleHash(1),
+    label: 'release v1.0.0',
+    idempotencyKey: `key-${Math.random()}`,
+    ...overrides,
+  };
+}
+
+/** Asserts the error envelope of SPEC.md §7 and returns the error. */
+export function expectError(
+  response: ApiResponse,
+  status: number,
+  code: string,
+): { code: string; message: string; details: any } {
+  const detail = `${response.status} ${response.text}`;
+  if (response.status !== status) throw new Error(`expected ${status} ${code}, got ${detail}`);
+  const error = response.body?.error;
+  if (
+    error?.code !== code ||
+    typeof error.message !== 'string' ||
+    typeof error.details !== 'object' ||
+    error.details === null
+  ) {
+    throw new Error(`expected an error envelope with code ${code}, got ${detail}`);
+  }
+  if (Object.keys(response.body).length !== 1) throw new Error(`unexpected fields beside error: ${detail}`);
+  return error;
+}
