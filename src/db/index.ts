@@ -46,7 +46,7 @@ async function migrate(db: Db, engine: DatabaseConfig['engine']): Promise<void> 
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(
-      `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
+      `database migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`,
     );
   }
 }

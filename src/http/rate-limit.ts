@@ -27,7 +27,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     global: false,
     max: options.max,
     timeWindow: options.windowMs,
-    ...(options.redis ? { redis: options.redis as never, skipOnError: false } : {}),
+    ...(options.redis ? { redis: options.redis, skipOnError: false } : {}),
   });
   const windowSeconds = Math.ceil(options.windowMs / 1000);
   const limiter = app.createRateLimit({
