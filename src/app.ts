@@ -55,6 +55,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     void reply.header('X-Request-Id', request.id);
   });
   registerErrorHandling(app);
+  // While stopping, answers in flight close their connection, so keep-alive sockets do not hold the
+  // process open until their idle timeout.
+  let isClosing = false;
+  app.addHook('preClose', async () => {
+    isClosing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (isClosing) void reply.header('Connection', 'close');
+  });
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -79,7 +88,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       const path = request.url ?? '/';
       const isAdmin = ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix));
       callback(null, {
-        origin: !isAdmin,
+        origin: isAdmin ? false : '*',
         methods: ['GET', 'HEAD', 'POST'],
         allowedHeaders: ['Content-Type', 'X-Service-Key', 'PAYMENT-SIGNATURE'],
         exposedHeaders: [

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ConfigError, loadConfig } from './config.ts';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+};
+
+test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080', () => {
+  const config = loadConfig({});
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, 8080);
+  assert.deepEqual(config.database, { engine: 'sqlite', path: path.resolve('data/hashproof.db') });
+  assert.equal(config.paymentMode, 'demo');
+  assert.equal(config.publicBaseUrl, 'http://127.0.0.1:8080');
+  assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60000 });
+  assert.equal(config.signingKeysDir, path.resolve('data/keys'));
+  assert.equal(config.adminKey, undefined);
+  assert.equal(config.webhookAllowPrivateUrls, false);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('variables are read as documented', () => {
+  const config = loadConfig({
+    HOST: '0.0.0.0',
+    PORT: '9000',
+    DATABASE_URL: 'sqlite:/tmp/x/db.sqlite',
+    PUBLIC_BASE_URL: 'https://proofs.example.com/',
+    RATE_LIMIT_MAX: '0',
+    SIGNING_KEYS_DIR: '/tmp/keys',
+    TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  });
+  assert.equal(config.port, 9000);
+  assert.deepEqual(config.database, { engine: 'sqlite', path: '/tmp/x/db.sqlite' });
+  assert.equal(config.publicBaseUrl, 'https://proofs.example.com');
+  assert.equal(config.rateLimit.max, 0);
+  assert.equal(config.signingKeysDir, '/tmp/keys');
+  assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+  assert.equal(config.webhookAllowPrivateUrls, true);
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database, {
+    engine: 'postgres',
+    url: 'postgres://u@h/db',
+  });
+});
+
+test('each bad variable gets one line naming it', () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: 'eighty' }, 'PORT:'],
+    [{ PORT: '70000' }, 'PORT:'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL:'],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL:'],
+    [{ PAYMENT_MODE: 'free' }, 'PAYMENT_MODE:'],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX:'],
+    [{ RATE_LIMIT_WINDOW_MS: '0' }, 'RATE_LIMIT_WINDOW_MS:'],
+    [{ TRUST_PROXY: '2' }, 'TRUST_PROXY:'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL:'],
+    [{ WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_URLS:'],
+    [{ SERVICE_ADMIN_KEY: 'short' }, 'SERVICE_ADMIN_KEY:'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL:'],
+  ];
+  for (const [env, prefix] of cases) {
+    const problems = problemsOf(env);
+    assert.equal(problems.length, 1, `${JSON.stringify(env)}: ${problems.join(' | ')}`);
+    assert.ok(problems[0]?.startsWith(prefix), problems[0]);
+  }
+  assert.equal(problemsOf({ PORT: 'x', LOG_LEVEL: 'y' }).length, 2, 'all problems at once');
+});
+
+test('x402 mode refuses to start without a pay-to address and a facilitator', () => {
+  const problems = problemsOf({ PAYMENT_MODE: 'x402' });
+  assert.deepEqual(
+    problems.map((p) => p.split(':')[0]),
+    ['X402_PAY_TO', 'X402_FACILITATOR_URL'],
+  );
+  assert.deepEqual(
+    problemsOf({ PAYMENT_MODE: 'x402', X402_PAY_TO: '0x123', X402_FACILITATOR_URL: 'https://f.example' })
+      .length,
+    1,
+  );
+  const config = loadConfig({
+    PAYMENT_MODE: 'x402',
+    X402_PAY_TO: '0x' + 'a'.repeat(40),
+    X402_FACILITATOR_URL: 'https://facilitator.example/x402',
+  });
+  assert.deepEqual(config.x402, {
+    payTo: '0x' + 'a'.repeat(40),
+    facilitatorUrl: 'https://facilitator.example/x402',
+    network: 'eip155:8453',
+    price: '$0.005',
+  });
+});
