@@ -2,14 +2,20 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Account, ApiKey } from './accounts/accounts-schemas.ts';
+import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { createValidatorCompiler } from './http/validation.ts';
+import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { SERVICE_VERSION } from './version.ts';
+import { Delivery, Webhook } from './webhooks/webhooks-schemas.ts';
+import { webhooksRoutes } from './webhooks/webhooks-routes.ts';
 
 export const BODY_LIMIT_BYTES = 128 * 1024;
 
@@ -104,12 +110,19 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       });
     },
   });
-  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, version: SERVICE_VERSION });
+  await registerOpenApi(app, {
+    publicBaseUrl: config.publicBaseUrl,
+    version: SERVICE_VERSION,
+    sharedSchemas: [Proof, Account, ApiKey, Webhook, Delivery],
+  });
+  const apiKeys = apiKeyHooks(ctx.accounts);
+  app.addHook('onRequest', apiKeys.identify);
   if (config.rateLimit.max > 0) {
     await registerRateLimit(app, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs });
   }
+  app.addHook('onRequest', apiKeys.refuse);
 
-  const routes = [healthRoutes, proofsRoutes];
+  const routes = [healthRoutes, proofsRoutes, accountsRoutes, webhooksRoutes];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;
 }

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  ctx.start();
   app.log.info(
     { mode: config.paymentMode, database: config.database.engine, publicBaseUrl: config.publicBaseUrl },
     'hashproof is serving',

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext, type AppContext, type ContextOverrides } from '../src/context.ts';
@@ -18,6 +19,9 @@ export interface TestServer {
   close(): Promise<void>;
   cleanup(): void;
 }
+
+export const ADMIN_KEY = 'test-admin-key-0123456789';
+export const adminHeaders = { 'x-service-admin-key': ADMIN_KEY };
 
 export interface StartOptions extends ContextOverrides {
   env?: Record<string, string>;
@@ -56,9 +60,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     ...options.env,
   });
   const logs: string[] = [];
-  const ctx = await createContext(config, options);
-  const app = await buildApp(ctx, { logStream: { write: (line) => void logs.push(line) } });
+  const stream = { write: (line: string) => void logs.push(line) };
+  const ctx = await createContext(config, { logger: pino({ level: 'info' }, stream), ...options });
+  const app = await buildApp(ctx, { logStream: stream });
   await app.listen({ host: '127.0.0.1', port });
+  ctx.start();
   let isClosed = false;
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -4,7 +4,7 @@ const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const PROOF_ID_PATTERN = new RegExp(`^proof_${ULID}$`);
 
 /** Identifier prefixes: one per resource, so an id says what it names. */
-export type IdPrefix = 'proof' | 'acct' | 'key' | 'wh' | 'evt' | 'dlv';
+export type IdPrefix = 'proof' | 'acct' | 'key' | 'wh' | 'evt' | 'task' | 'dlv';
 
 export interface IdGenerator {
   /** A new id `<prefix>_<ULID>`; ids made by one generator sort by creation time, even within a millisecond. */

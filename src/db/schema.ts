@@ -28,6 +28,91 @@ export interface ProofsTable {
   payment_amount: string | null;
 }
 
+export interface AccountsTable {
+  id: string;
+  name: string;
+  owner_label: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  key_prefix: string;
+  /** Lowercase hex SHA-256 of the raw key; the raw key itself is never stored. */
+  key_hash: string;
+  /** JSON array of scope names. */
+  scopes: string;
+  status: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  /** The signing secret (`whsec_…`): needed to sign every delivery, returned only at creation. */
+  secret: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  type: string;
+  account_id: string;
+  /** The exact JSON body every delivery of this event sends. */
+  payload: string;
+  created_at: number;
+}
+
+export interface WebhookTasksTable {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  /** pending, succeeded or failed. */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  /** scheduled or test. */
+  trigger: string;
+  url: string;
+  /** succeeded or failed. */
+  status: string;
+  response_status: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+  created_at: number;
+  next_attempt_at: number | null;
+}
+
 export interface Database {
   proofs: ProofsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_tasks: WebhookTasksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

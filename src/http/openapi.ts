@@ -2,7 +2,6 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
-import { Proof } from '../proofs/proof-schemas.ts';
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -43,10 +42,10 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
 /** Shared schemas, and the OpenAPI 3.1 document generated from every route's own schema. */
 export async function registerOpenApi(
   app: FastifyInstance,
-  options: { publicBaseUrl: string; version: string },
+  options: { publicBaseUrl: string; version: string; sharedSchemas: object[] },
 ): Promise<void> {
   app.addSchema(ErrorEnvelope);
-  app.addSchema(Proof);
+  for (const schema of options.sharedSchemas) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

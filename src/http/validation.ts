@@ -51,3 +51,8 @@ export function describeValidationErrors(
 function escapePointer(segment: string): string {
   return segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
+
+/** For routes whose JSON body is optional: a request without a body is validated as `{}`. */
+export async function defaultEmptyBody(request: { body: unknown }): Promise<void> {
+  request.body ??= {};
+}

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
 import { AppError } from '../errors.ts';
 import type { AppContext } from '../context.ts';
+import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import {
   NotarizeBody,
@@ -32,18 +33,22 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
           'Send only the hash of your content, a label, optional metadata and an idempotency key. ' +
           'A retry with the same key and content returns the same proof (`idempotentReplay: true`).',
         tags: ['proofs'],
+        security: [{}, { apiKey: [] }],
         body: NotarizeBody,
         response: {
           200: {
             description: 'Proof created, or replayed for a repeated idempotency key',
             ...NotarizeResponse,
           },
-          ...errorResponses(400, 413, 415, 422, 429),
+          ...errorResponses(400, 401, 403, 413, 415, 422, 429),
         },
       },
     },
     async (request, reply) => {
-      const principal: Principal = { kind: 'public' };
+      const apiKey = requireScope(request, 'proofs:write');
+      const principal: Principal = apiKey
+        ? { kind: 'account', accountId: apiKey.accountId }
+        : { kind: 'public' };
       const { proof, isReplay } = await ctx.proofs.notarize(request.body, principal);
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');
       void reply.header('Cache-Control', 'no-store');

@@ -49,6 +49,10 @@ export interface ProofsServiceDeps {
   keyring: Keyring;
   ids: IdGenerator;
   clock: Clock;
+  /** Runs inside the transaction that creates new proofs (the event outbox); returns how many events it wrote. */
+  onCreated?: (trx: Db, proofs: Proof[]) => Promise<number>;
+  /** Runs after that transaction commits, with the count `onCreated` returned. */
+  afterCommit?: (eventCount: number) => void;
 }
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
@@ -59,7 +63,18 @@ export class ProofsService {
   constructor(deps: ProofsServiceDeps) {
     this.#deps = deps;
     this.#writer = new GroupCommitter(async (rows) => {
-      const inserted = await store.insertProofs(deps.db, rows);
+      let events = 0;
+      const inserted = await deps.db.transaction().execute(async (trx) => {
+        const ids = await store.insertProofs(trx, rows);
+        if (deps.onCreated && ids.size > 0) {
+          events = await deps.onCreated(
+            trx,
+            rows.filter((row) => ids.has(row.id)).map((row) => this.#toProof(rowFromInsert(row))),
+          );
+        }
+        return ids;
+      });
+      deps.afterCommit?.(events);
       return rows.map((row) => inserted.has(row.id));
     });
   }

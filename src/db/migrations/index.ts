@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001-proofs.ts';
+import * as m0002 from './0002-accounts-webhooks.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -13,6 +14,7 @@ interface MigrationModule {
 /** The ordered list of migrations. A migration that has shipped is never edited; add a new one. */
 const MIGRATIONS: Record<string, MigrationModule> = {
   '0001-proofs': m0001,
+  '0002-accounts-webhooks': m0002,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

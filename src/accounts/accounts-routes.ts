@@ -1,0 +1,112 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../context.ts';
+import { adminGuard } from '../http/auth.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { defaultEmptyBody } from '../http/validation.ts';
+import {
+  AccountList,
+  AccountResponse,
+  ApiKeyCreated,
+  ApiKeyList,
+  ApiKeyResponse,
+  CreateAccountBody,
+  CreateApiKeyBody,
+  IdParams,
+} from './accounts-schemas.ts';
+
+/** SPEC.md §4 administrator endpoints for accounts and API keys; every one needs X-Service-Admin-Key. */
+export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const security = [{ adminKey: [] }];
+  const tags = ['administration'];
+
+  api.get(
+    '/api/accounts',
+    {
+      schema: {
+        summary: 'List accounts',
+        tags,
+        security,
+        response: { 200: { description: 'Every account', ...AccountList }, ...errorResponses(401, 429) },
+      },
+    },
+    async () => ({ ok: true, accounts: await ctx.accounts.listAccounts() }),
+  );
+
+  api.post(
+    '/api/accounts',
+    {
+      preValidation: defaultEmptyBody,
+      schema: {
+        summary: 'Create an account',
+        tags,
+        security,
+        body: CreateAccountBody,
+        response: {
+          201: { description: 'The account', ...AccountResponse },
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const account = await ctx.accounts.createAccount(request.body);
+      return reply.code(201).send({ ok: true, account });
+    },
+  );
+
+  api.get(
+    '/api/accounts/:id/api-keys',
+    {
+      schema: {
+        summary: "List an account's API keys (redacted: never the raw key)",
+        tags,
+        security,
+        params: IdParams,
+        response: { 200: { description: 'The keys', ...ApiKeyList }, ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => ({ ok: true, apiKeys: await ctx.accounts.listApiKeys(request.params.id) }),
+  );
+
+  api.post(
+    '/api/accounts/:id/api-keys',
+    {
+      preValidation: defaultEmptyBody,
+      schema: {
+        summary: 'Create an API key; the raw key is in this response only',
+        tags,
+        security,
+        params: IdParams,
+        body: CreateApiKeyBody,
+        response: {
+          201: { description: 'The key and, once, its raw value', ...ApiKeyCreated },
+          ...errorResponses(400, 401, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const created = await ctx.accounts.createApiKey(request.params.id, request.body);
+      void reply.header('Cache-Control', 'no-store');
+      return reply.code(201).send({ ok: true, ...created });
+    },
+  );
+
+  api.post(
+    '/api/api-keys/:id/revoke',
+    {
+      schema: {
+        summary: 'Revoke an API key (idempotent); it is refused from now on',
+        tags,
+        security,
+        params: IdParams,
+        response: {
+          200: { description: 'The revoked key', ...ApiKeyResponse },
+          ...errorResponses(401, 404, 429),
+        },
+      },
+    },
+    async (request) => ({ ok: true, apiKey: await ctx.accounts.revokeApiKey(request.params.id) }),
+  );
+}

@@ -1,0 +1,67 @@
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { AccountsService, ApiKeyPrincipal } from '../accounts/accounts-service.ts';
+import { secretsEqual } from '../core/secrets.ts';
+import { AppError } from '../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified API key of the request, when it sent a valid X-Service-Key. */
+    apiKey?: ApiKeyPrincipal;
+    /** Why the X-Service-Key sent is refused; raised after the rate limit has counted the request. */
+    apiKeyError?: AppError;
+  }
+}
+
+const API_KEY_HEADER = 'x-service-key';
+const ADMIN_KEY_HEADER = 'x-service-admin-key';
+
+/**
+ * API keys on every route: identify the key first, so the rate limit counts a verified key's requests in
+ * its own bucket; refuse a bad key only after the limiter has counted it by address, so guessing keys
+ * is rate limited too. Call `identify` before the rate limit is registered and `refuse` after.
+ */
+export function apiKeyHooks(accounts: AccountsService): {
+  identify: onRequestAsyncHookHandler;
+  refuse: onRequestAsyncHookHandler;
+} {
+  return {
+    identify: async (request) => {
+      const raw = request.headers[API_KEY_HEADER];
+      if (raw === undefined) return;
+      try {
+        if (typeof raw !== 'string') throw new AppError('unauthorized', 'Send one X-Service-Key header');
+        request.apiKey = await accounts.authenticate(raw);
+        request.rateLimitKey = `key:${request.apiKey.keyId}`;
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        request.apiKeyError = error;
+      }
+    },
+    refuse: async (request) => {
+      if (request.apiKeyError) throw request.apiKeyError;
+    },
+  };
+}
+
+/** The API key of the request if it has `scope`; 403 when a valid key lacks it. */
+export function requireScope(request: FastifyRequest, scope: string): ApiKeyPrincipal | undefined {
+  const key = request.apiKey;
+  if (key === undefined) return undefined;
+  if (!key.scopes.includes(scope)) {
+    throw new AppError('forbidden', `This API key lacks the scope ${scope}`, { requiredScope: scope });
+  }
+  return key;
+}
+
+/**
+ * Administrator routes: X-Service-Admin-Key must equal SERVICE_ADMIN_KEY, compared in constant time.
+ * With no admin key configured, every administrator call is refused.
+ */
+export function adminGuard(adminKey: string | undefined): onRequestAsyncHookHandler {
+  return async (request) => {
+    const given = request.headers[ADMIN_KEY_HEADER];
+    if (adminKey === undefined || typeof given !== 'string' || !secretsEqual(given, adminKey)) {
+      throw new AppError('unauthorized', 'This endpoint needs a valid X-Service-Admin-Key header');
+    }
+  };
+}

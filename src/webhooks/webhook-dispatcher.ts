@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { IdGenerator } from '../core/ids.ts';
+import { signWebhook } from '../core/standard-webhooks.ts';
+import type { Db } from '../db/index.ts';
+import type { Clock } from '../platform/clock.ts';
+import type { WebhookSender } from './webhook-sender.ts';
+import * as store from './webhooks-store.ts';
+import type { DeliveryRow, TaskRow } from './webhooks-store.ts';
+
+/** Waits after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Svix's schedule); then the task fails. */
+export const DEFAULT_RETRY_SCHEDULE_MS = [
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+];
+
+export interface DispatcherOptions {
+  db: Db;
+  engine: 'sqlite' | 'postgres';
+  clock: Clock;
+  ids: IdGenerator;
+  send: WebhookSender;
+  log: FastifyBaseLogger;
+  retryScheduleMs?: number[];
+  pollIntervalMs?: number;
+  /** How long a claim holds a task; longer than the send timeout, so a live sender never loses it. */
+  leaseMs?: number;
+  batchSize?: number;
+  /** 0.2 = ±20 %. */
+  jitter?: number;
+}
+
+/**
+ * Delivers the outbox: claims due tasks with a lease, sends each (concurrently, so one slow receiver
+ * holds up nobody), records every attempt and schedules the next. Tasks whose dispatcher died are
+ * claimed again when their lease expires, so pending deliveries resume after a restart.
+ */
+export class WebhookDispatcher {
+  readonly #o: Required<DispatcherOptions>;
+  readonly #owner = randomUUID();
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #isStopped = true;
+  #wakeAgain = false;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = {
+      retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+      pollIntervalMs: 1000,
+      leaseMs: 60_000,
+      batchSize: 20,
+      jitter: 0.2,
+      ...options,
+    };
+  }
+
+  start(): void {
+    this.#isStopped = false;
+    this.#schedule(0);
+  }
+
+  /** New work was committed: look now rather than at the next poll. */
+  nudge(): void {
+    if (this.#isStopped) return;
+    if (this.#running) this.#wakeAgain = true;
+    else this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#isStopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  #schedule(delayMs: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#running = this.#tick().finally(() => {
+        this.#running = undefined;
+        if (this.#isStopped) return;
+        const again = this.#wakeAgain;
+        this.#wakeAgain = false;
+        this.#schedule(again ? 0 : this.#o.pollIntervalMs);
+      });
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  async #tick(): Promise<void> {
+    try {
+      while (!this.#isStopped && (await this.runOnce()) === this.#o.batchSize);
+    } catch (error) {
+      this.#o.log.error({ err: error }, 'webhook dispatcher failed; retrying at the next poll');
+    }
+  }
+
+  /** Claims and delivers one batch of due tasks; returns how many it claimed. */
+  async runOnce(): Promise<number> {
+    const now = this.#o.clock.now();
+    const tasks = await store.claimDueTasks(
+      this.#o.db,
+      this.#o.engine,
+      this.#owner,
+      now,
+      now + this.#o.leaseMs,
+      this.#o.batchSize,
+    );
+    await Promise.all(tasks.map((task) => this.deliver(task, 'scheduled')));
+    return tasks.length;
+  }
+
+  /** One attempt of one task; a test delivery is tried once and never retried. */
+  async deliver(task: TaskRow, trigger: 'scheduled' | 'test'): Promise<DeliveryRow> {
+    const { db, clock, ids } = this.#o;
+    const [event, webhook] = await Promise.all([
+      store.findEvent(db, task.event_id),
+      store.findWebhook(db, task.webhook_id),
+    ]);
+    if (event === undefined || webhook === undefined)
+      throw new Error(`webhook task ${task.id} lost its event or webhook`);
+    const attempt = task.attempts + 1;
+    const startedAt = clock.now();
+    const base = {
+      id: ids.next('dlv', startedAt),
+      webhook_id: webhook.id,
+      event_id: event.id,
+      event_type: event.type,
+      attempt,
+      trigger,
+      url: webhook.url,
+      created_at: startedAt,
+    };
+
+    if (webhook.status !== 'active' && trigger === 'scheduled') {
+      const row = {
+        ...base,
+        status: 'failed',
+        response_status: null,
+        duration_ms: 0,
+        error: 'webhook_disabled',
+        response_excerpt: null,
+        next_attempt_at: null,
+      };
+      await store.recordAttempt(db, row, {
+        id: task.id,
+        status: 'failed',
+        attempts: attempt,
+        nextAttemptAt: task.next_attempt_at,
+      });
+      return row;
+    }
+
+    const timestamp = Math.floor(startedAt / 1000);
+    const result = await this.#o.send({
+      url: webhook.url,
+      body: event.payload,
+      headers: {
+        'webhook-id': event.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(webhook.secret, event.id, timestamp, event.payload),
+      },
+    });
+    const status = result.responseStatus;
+    const isSuccess = status !== null && status >= 200 && status < 300;
+    const isGone = status === 410;
+    const retryDelay = this.#retryDelay(attempt, result.retryAfterSeconds);
+    const nextAttemptAt =
+      !isSuccess && !isGone && trigger === 'scheduled' && retryDelay !== null
+        ? clock.now() + retryDelay
+        : null;
+    const row: DeliveryRow = {
+      ...base,
+      status: isSuccess ? 'succeeded' : 'failed',
+      response_status: status,
+      duration_ms: result.durationMs,
+      error: isSuccess ? null : (result.error ?? `http_${status}`),
+      response_excerpt: result.responseExcerpt,
+      next_attempt_at: nextAttemptAt,
+    };
+    await store.recordAttempt(db, row, {
+      id: task.id,
+      status: isSuccess ? 'succeeded' : nextAttemptAt === null ? 'failed' : 'pending',
+      attempts: attempt,
+      nextAttemptAt: nextAttemptAt ?? task.next_attempt_at,
+    });
+    if (isGone) {
+      await store.disableWebhook(db, webhook.id, clock.now());
+      this.#o.log.warn({ webhookId: webhook.id }, 'webhook answered 410 Gone; disabled');
+    }
+    return row;
+  }
+
+  /** The wait before attempt `attempt + 1`, or null when the schedule is exhausted. */
+  #retryDelay(attempt: number, retryAfterSeconds: number | null): number | null {
+    const base = this.#o.retryScheduleMs[attempt - 1];
+    if (base === undefined) return null;
+    const jittered = base * (1 + (Math.random() * 2 - 1) * this.#o.jitter);
+    if (retryAfterSeconds === null) return Math.round(jittered);
+    // A receiver asking for more time gets it, up to twice the scheduled wait.
+    return Math.round(Math.min(Math.max(jittered, retryAfterSeconds * 1000), 2 * base));
+  }
+}

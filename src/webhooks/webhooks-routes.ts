@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { IdParams } from '../accounts/accounts-schemas.ts';
+import type { AppContext } from '../context.ts';
+import { adminGuard } from '../http/auth.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { CreateWebhookBody, TestDelivery, WebhookCreated, WebhookList } from './webhooks-schemas.ts';
+
+/** SPEC.md §4 administrator endpoints for webhooks; every one needs X-Service-Admin-Key. */
+export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const security = [{ adminKey: [] }];
+  const tags = ['administration'];
+
+  api.get(
+    '/api/accounts/:id/webhooks',
+    {
+      schema: {
+        summary: "An account's webhooks, each with its recent deliveries",
+        tags,
+        security,
+        params: IdParams,
+        response: {
+          200: { description: 'Webhooks and deliveries', ...WebhookList },
+          ...errorResponses(401, 404, 429),
+        },
+      },
+    },
+    async (request) => ({ ok: true, webhooks: await ctx.webhooks.list(request.params.id) }),
+  );
+
+  api.post(
+    '/api/accounts/:id/webhooks',
+    {
+      schema: {
+        summary: 'Register a webhook (a receipt sink); the signing secret is in this response only',
+        tags,
+        security,
+        params: IdParams,
+        body: CreateWebhookBody,
+        response: {
+          201: { description: 'The webhook and, once, its secret', ...WebhookCreated },
+          ...errorResponses(400, 401, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const created = await ctx.webhooks.create(request.params.id, request.body);
+      void reply.header('Cache-Control', 'no-store');
+      return reply.code(201).send({ ok: true, ...created });
+    },
+  );
+
+  api.post(
+    '/api/webhooks/:id/test',
+    {
+      schema: {
+        summary: 'Send a signed webhook.test event now and record the delivery',
+        tags,
+        security,
+        params: IdParams,
+        response: {
+          200: { description: 'The recorded delivery', ...TestDelivery },
+          ...errorResponses(401, 404, 429),
+        },
+      },
+    },
+    async (request) => ({ ok: true, delivery: await ctx.webhooks.sendTest(request.params.id) }),
+  );
+}

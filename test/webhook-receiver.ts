@@ -1,0 +1,66 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The payload as the official standardwebhooks library verified it, or the reason it refused. */
+  verified: unknown;
+  verifyError: string | undefined;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  received: ReceivedWebhook[];
+  /** Sets the signing secret the receiver verifies with (known only once the webhook is created). */
+  setSecret(secret: string): void;
+  /** Statuses to answer, in order; after the list, 200. */
+  respondWith(statuses: number[]): void;
+  /** Resolves when `count` requests have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  close(): Promise<void>;
+}
+
+/** A real webhook receiver on loopback that checks every signature with the `standardwebhooks` package. */
+export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  let secret: string | undefined;
+  let statuses: number[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let verified: unknown;
+      let verifyError: string | undefined;
+      try {
+        if (secret === undefined) throw new Error('no secret set');
+        verified = new Webhook(secret).verify(body, req.headers as Record<string, string>);
+      } catch (error) {
+        verifyError = error instanceof Error ? error.message : String(error);
+      }
+      received.push({ headers: req.headers, body, verified, verifyError });
+      res.statusCode = statuses.shift() ?? 200;
+      res.end(res.statusCode < 300 ? 'ok' : 'failure from the receiver');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('receiver has no address');
+  return {
+    url: `http://127.0.0.1:${address.port}/hooks`,
+    received,
+    setSecret: (value) => (secret = value),
+    respondWith: (list) => (statuses = [...list]),
+    async waitFor(count, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < count) {
+        if (Date.now() > deadline)
+          throw new Error(`expected ${count} webhook requests, got ${received.length}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return received;
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
