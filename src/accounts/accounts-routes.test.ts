@@ -51,7 +51,7 @@ describe('administrator authentication', () => {
   test('every administrator endpoint is 401 without the key, with a wrong key, or with a near miss', async () => {
     for (const [method, path] of ADMIN_ROUTES) {
       for (const headers of [
-        {},
+        {} as Record<string, string>,
         { 'x-service-admin-key': 'wrong' },
         { 'x-service-admin-key': ADMIN_KEY + 'x' },
         { 'x-service-admin-key': ADMIN_KEY.slice(0, -1) },

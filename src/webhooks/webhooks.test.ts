@@ -1,0 +1,315 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ADMIN_KEY,
+  adminHeaders,
+  api,
+  expectError,
+  makeDataDir,
+  notarizeBody,
+  startServer,
+  type TestServer,
+} from '../../test/helper.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+
+const ENV = { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+const FAST = { webhookRetryScheduleMs: [100, 200, 400], webhookPollIntervalMs: 50 };
+
+async function setUp(server: TestServer, receiver: WebhookReceiver, events?: string[]) {
+  const admin = (path: string, body?: unknown) =>
+    api(server.baseUrl, path, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
+  const account = (await admin('/api/accounts', { name: 'hooks' })).body.account;
+  const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key as string;
+  const created = await admin(`/api/accounts/${account.id}/webhooks`, {
+    url: receiver.url,
+    name: 'sink',
+    ...(events ? { events } : {}),
+  });
+  assert.equal(created.status, 201, created.text);
+  receiver.setSecret(created.body.secret);
+  return { admin, account, key, webhook: created.body.webhook, secret: created.body.secret as string };
+}
+
+const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+};
+
+describe('webhooks', () => {
+  let server: TestServer;
+  let receiver: WebhookReceiver;
+  before(async () => {
+    server = await startServer({ env: ENV, ...FAST });
+  });
+  after(async () => {
+    await server.close();
+    server.cleanup();
+  });
+
+  test('registration returns the secret once; listings never show it', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { admin, account, webhook, secret } = await setUp(server, receiver);
+      assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+      assert.match(webhook.id, /^wh_/);
+      assert.deepEqual(webhook.events, ['proof.created']);
+      assert.equal(webhook.status, 'active');
+      assert.equal(webhook.url, receiver.url);
+      const list = await admin(`/api/accounts/${account.id}/webhooks`);
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.body.webhooks, [{ webhook, recentDeliveries: [] }]);
+      assert.ok(!list.text.includes(secret));
+      assert.ok(!server.logs.join('\n').includes(secret));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('proof.created is delivered once per new proof, signed, and never for replays or anonymous proofs', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { admin, account, key, webhook } = await setUp(server, receiver);
+      const body = notarizeBody({ metadata: { build: 7 } });
+      const created = await api(server.baseUrl, '/api/proof/notarize', {
+        body,
+        headers: { 'x-service-key': key },
+      });
+      assert.equal(created.status, 200);
+      await api(server.baseUrl, '/api/proof/notarize', { body, headers: { 'x-service-key': key } });
+      await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody() });
+      const [delivery] = await receiver.waitFor(1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.received.length, 1, 'one event: the replay and the anonymous proof send none');
+      assert.ok(delivery);
+      assert.equal(delivery.verifyError, undefined);
+      const event = delivery.verified as any;
+      assert.equal(event.type, 'proof.created');
+      assert.equal(event.id, delivery.headers['webhook-id']);
+      assert.deepEqual(event.data.proof, created.body.proof);
+      assert.equal(
+        event.data.links.proof,
+        `${server.ctx.config.publicBaseUrl}/proof/${created.body.proof.id}`,
+      );
+      assert.equal(event.timestamp, created.body.proof.timestamp);
+      assert.ok(!delivery.body.includes('"build":7'), 'raw metadata is not sent');
+      assert.match(String(delivery.headers['user-agent']), /^hashproof-webhooks\//);
+      await waitUntil(async () => {
+        const list = await admin(`/api/accounts/${account.id}/webhooks`);
+        return list.body.webhooks[0].recentDeliveries.length === 1;
+      });
+      const list = await admin(`/api/accounts/${account.id}/webhooks`);
+      const [record] = list.body.webhooks[0].recentDeliveries;
+      assert.equal(record.webhookId, webhook.id);
+      assert.equal(record.eventId, event.id);
+      assert.equal(record.eventType, 'proof.created');
+      assert.equal(record.attempt, 1);
+      assert.equal(record.status, 'succeeded');
+      assert.equal(record.responseStatus, 200);
+      assert.equal(record.error, null);
+      assert.equal(record.nextAttemptAt, null);
+      assert.ok(record.durationMs >= 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a receiver that answers 500 twice then 200 gets three recorded attempts and one success', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { admin, account, key } = await setUp(server, receiver);
+      receiver.respondWith([500, 500]);
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      const received = await receiver.waitFor(3);
+      assert.equal(
+        new Set(received.map((r) => r.headers['webhook-id'])).size,
+        1,
+        'the same event id on every retry',
+      );
+      assert.ok(received.every((r) => r.verifyError === undefined));
+      let deliveries: any[] = [];
+      await waitUntil(async () => {
+        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
+        return deliveries.length === 3;
+      });
+      const byAttempt = [...deliveries].sort((a, b) => a.attempt - b.attempt);
+      assert.deepEqual(
+        byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
+        [
+          [1, 'failed', 500, 'http_500'],
+          [2, 'failed', 500, 'http_500'],
+          [3, 'succeeded', 200, null],
+        ],
+      );
+      assert.ok(byAttempt[0].nextAttemptAt !== null && byAttempt[2].nextAttemptAt === null);
+      assert.equal(byAttempt[0].responseExcerpt, 'failure from the receiver');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('after the last scheduled retry the delivery is failed; a 410 disables the webhook', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { admin, account, key } = await setUp(server, receiver);
+      receiver.respondWith([503, 503, 503, 503]);
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      await receiver.waitFor(4);
+      let deliveries: any[] = [];
+      await waitUntil(async () => {
+        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
+        return deliveries.length === 4;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(receiver.received.length, 4, '1 attempt + 3 retries, then no more');
+      assert.deepEqual(deliveries.map((d) => d.nextAttemptAt === null).sort(), [false, false, false, true]);
+
+      receiver.respondWith([410]);
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      await receiver.waitFor(5);
+      await waitUntil(
+        async () =>
+          (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].webhook.status ===
+          'disabled',
+      );
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      assert.equal(receiver.received.length, 5, 'a disabled webhook gets nothing more');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('POST /api/webhooks/{id}/test sends a signed webhook.test and records it', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { admin, account, webhook } = await setUp(server, receiver);
+      const res = await admin(`/api/webhooks/${webhook.id}/test`, {});
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.delivery.eventType, 'webhook.test');
+      assert.equal(res.body.delivery.trigger, 'test');
+      assert.equal(res.body.delivery.status, 'succeeded');
+      assert.equal(res.body.delivery.responseStatus, 200);
+      assert.equal(receiver.received.length, 1);
+      const event = receiver.received[0]?.verified as any;
+      assert.equal(event.type, 'webhook.test');
+      assert.equal(event.data.webhook.id, webhook.id);
+      const list = await admin(`/api/accounts/${account.id}/webhooks`);
+      assert.deepEqual(list.body.webhooks[0].recentDeliveries, [res.body.delivery]);
+      expectError(await admin('/api/webhooks/wh_missing/test', {}), 404, 'not_found');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a test to a receiver that is down is recorded as failed, not an error of the endpoint', async () => {
+    receiver = await startWebhookReceiver();
+    const { admin, webhook } = await setUp(server, receiver);
+    await receiver.close();
+    const res = await admin(`/api/webhooks/${webhook.id}/test`, {});
+    assert.equal(res.status, 200);
+    assert.equal(res.body.delivery.status, 'failed');
+    assert.equal(res.body.delivery.responseStatus, null);
+    assert.equal(res.body.delivery.error, 'connection_failed');
+  });
+
+  test('webhook bodies are validated', async () => {
+    const admin = (path: string, body: unknown) => api(server.baseUrl, path, { body, headers: adminHeaders });
+    const account = (await admin('/api/accounts', {})).body.account;
+    for (const body of [
+      {},
+      { url: 'not a url' },
+      { url: 'ftp://x.example/' },
+      { url: 'https://a.example/', events: ['proof.deleted'] },
+      { url: 'https://a.example/', events: [] },
+      { url: 'https://user:pw@a.example/' },
+    ]) {
+      expectError(await admin(`/api/accounts/${account.id}/webhooks`, body), 400, 'invalid_request');
+    }
+  });
+});
+
+describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
+  let server: TestServer;
+  before(async () => (server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY } })));
+  after(async () => {
+    await server.close();
+    server.cleanup();
+  });
+
+  test('http:, private, loopback, link-local and metadata destinations are refused with a clear 400', async () => {
+    const admin = (path: string, body: unknown) => api(server.baseUrl, path, { body, headers: adminHeaders });
+    const account = (await admin('/api/accounts', {})).body.account;
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://10.1.2.3/hook',
+      'https://192.168.0.1/hook',
+      'https://172.16.5.5/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/hook',
+      'https://[fd00::1]/hook',
+      'https://[::ffff:127.0.0.1]/hook',
+      'https://0.0.0.0/hook',
+      'https://localhost/hook',
+    ]) {
+      const res = await admin(`/api/accounts/${account.id}/webhooks`, { url });
+      const error = expectError(res, 400, 'invalid_request');
+      assert.equal(error.details.errors[0].path, '/url', url);
+      assert.match(error.message, /\/url/);
+    }
+  });
+});
+
+test('a receiver that is down while the service restarts still gets the event afterwards', async () => {
+  const dataDir = makeDataDir();
+  const receiver = await startWebhookReceiver();
+  const port = Number(new URL(receiver.url).port);
+  const first = await startServer({
+    env: ENV,
+    dataDir,
+    webhookRetryScheduleMs: [150, 150, 150, 150, 150, 150],
+    webhookPollIntervalMs: 50,
+  });
+  const { key, secret } = await setUp(first, receiver);
+  await receiver.close();
+  const created = await api(first.baseUrl, '/api/proof/notarize', {
+    body: notarizeBody(),
+    headers: { 'x-service-key': key },
+  });
+  assert.equal(created.status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await first.close();
+
+  const revived = await startWebhookReceiver(port);
+  revived.setSecret(secret);
+  const second = await startServer({
+    env: ENV,
+    dataDir,
+    webhookRetryScheduleMs: [150, 150, 150, 150, 150, 150],
+    webhookPollIntervalMs: 50,
+  });
+  try {
+    const [delivery] = await revived.waitFor(1);
+    assert.equal(delivery?.verifyError, undefined);
+    assert.equal((delivery?.verified as any).data.proof.id, created.body.proof.id);
+  } finally {
+    await second.close();
+    second.cleanup();
+    await revived.close();
+  }
+});
