@@ -273,6 +273,43 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
       assert.match(error.message, /\/url/);
     }
   });
+
+  test('the address is checked again at delivery time: a target that turned private gets nothing', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const admin = (path: string, body: unknown) =>
+        api(server.baseUrl, path, { body, headers: adminHeaders });
+      const account = (await admin('/api/accounts', {})).body.account;
+      const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
+      const created = await admin(`/api/accounts/${account.id}/webhooks`, {
+        url: 'https://93.184.215.14/hook',
+      });
+      assert.equal(created.status, 201, created.text);
+      // As if its DNS name now resolved to loopback (DNS rebinding): point the stored URL at our receiver.
+      await server.ctx.database.db
+        .updateTable('webhooks')
+        .set({ url: receiver.url })
+        .where('id', '=', created.body.webhook.id)
+        .execute();
+      const res = await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      assert.equal(res.status, 200);
+      let deliveries: any[] = [];
+      await waitUntil(async () => {
+        deliveries = (
+          await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, { headers: adminHeaders })
+        ).body.webhooks[0].recentDeliveries;
+        return deliveries.length > 0;
+      });
+      assert.equal(deliveries[0].status, 'failed');
+      assert.equal(deliveries[0].error, 'blocked_address');
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 test('a receiver that is down while the service restarts still gets the event afterwards', async () => {
