@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
@@ -32,6 +33,8 @@ export const REDACTED_HEADERS = [
 const ADMIN_PREFIXES = ['/api/accounts', '/api/api-keys', '/api/webhooks'];
 
 export interface BuildAppOptions {
+  /** Prefix of the rate-limit keys in Redis (separates deployments or tests sharing one Redis). */
+  rateLimitNamespace?: string;
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
 }
@@ -118,7 +121,27 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const apiKeys = apiKeyHooks(ctx.accounts);
   app.addHook('onRequest', apiKeys.identify);
   if (config.rateLimit.max > 0) {
-    await registerRateLimit(app, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs });
+    let redis: Redis | undefined;
+    if (config.redisUrl !== undefined) {
+      const client = new Redis(config.redisUrl, {
+        connectTimeout: 1000,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: true,
+      });
+      client.on('error', (error) =>
+        app.log.warn({ err: error }, 'redis error; rate limits are not enforced meanwhile'),
+      );
+      app.addHook('onClose', async () => {
+        await client.quit().catch(() => client.disconnect());
+      });
+      redis = client;
+    }
+    await registerRateLimit(app, {
+      max: config.rateLimit.max,
+      windowMs: config.rateLimit.windowMs,
+      ...(redis ? { redis } : {}),
+      ...(options.rateLimitNamespace ? { nameSpace: options.rateLimitNamespace } : {}),
+    });
   }
   app.addHook('onRequest', apiKeys.refuse);
 

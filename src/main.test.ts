@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import { freePort, makeDataDir, notarizeBody } from '../test/helper.ts';
+import { freePort, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
 
 const MAIN = path.join(import.meta.dirname, 'main.ts');
 
@@ -35,7 +35,12 @@ test('SIGTERM finishes in-flight requests, then exits 0; the proofs are on disk'
   const dataDir = makeDataDir();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { PORT: String(port), DATABASE_URL: `sqlite:${dataDir}/db.sqlite`, RATE_LIMIT_MAX: '0' };
+  const env = {
+    PORT: String(port),
+    DATABASE_URL: await testDatabaseUrl(dataDir),
+    SIGNING_KEYS_DIR: `${dataDir}/keys`,
+    RATE_LIMIT_MAX: '0',
+  };
   const { child, output } = start(env);
   await waitForHealth(baseUrl, child);
   const inFlight = Array.from({ length: 20 }, () =>

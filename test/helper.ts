@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -27,6 +28,7 @@ export interface StartOptions extends ContextOverrides {
   env?: Record<string, string>;
   /** Reuse a data directory (a restart of the same database). */
   dataDir?: string;
+  rateLimitNamespace?: string;
 }
 
 export function makeDataDir(): string {
@@ -47,6 +49,51 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The database a test server uses: a SQLite file in its data directory by default; with
+ * TEST_DATABASE_URL=postgres://…, a schema of its own in that database (named after the data directory, so
+ * a restart on the same directory finds the same data), so test files can run in parallel.
+ */
+export async function testDatabaseUrl(dataDir: string): Promise<string> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (base === undefined || base === '') return `sqlite:${path.join(dataDir, 'hashproof.db')}`;
+  const schema =
+    't_' +
+    path
+      .basename(dataDir)
+      .replace(/[^a-zA-Z0-9]/g, '_')
+      .toLowerCase();
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(`create schema if not exists ${schema}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+async function dropTestSchema(dataDir: string): Promise<void> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (base === undefined || base === '') return;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(
+      `drop schema if exists t_${path
+        .basename(dataDir)
+        .replace(/[^a-zA-Z0-9]/g, '_')
+        .toLowerCase()} cascade`,
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+export const isPostgres = (): boolean => (process.env.TEST_DATABASE_URL ?? '') !== '';
+
 /** Starts the real service on loopback against a real SQLite file, configured as an operator would. */
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeDataDir();
@@ -54,7 +101,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: String(port),
-    DATABASE_URL: `sqlite:${path.join(dataDir, 'hashproof.db')}`,
+    DATABASE_URL: await testDatabaseUrl(dataDir),
     RATE_LIMIT_MAX: '0',
     LOG_LEVEL: 'info',
     ...options.env,
@@ -62,7 +109,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const logs: string[] = [];
   const stream = { write: (line: string) => void logs.push(line) };
   const ctx = await createContext(config, { logger: pino({ level: 'info' }, stream), ...options });
-  const app = await buildApp(ctx, { logStream: stream });
+  const app = await buildApp(ctx, {
+    logStream: stream,
+    ...(options.rateLimitNamespace ? { rateLimitNamespace: options.rateLimitNamespace } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port });
   ctx.start();
   let isClosed = false;
@@ -78,7 +128,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       await app.close();
       await ctx.close();
     },
-    cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
+    cleanup: () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      void dropTestSchema(dataDir).catch(() => {});
+    },
   };
 }
 
@@ -148,3 +201,24 @@ export function expectError(
   if (Object.keys(response.body).length !== 1) throw new Error(`unexpected fields beside error: ${detail}`);
   return error;
 }
+
+/**
+ * Whether a local service answers. A suite that needs one is skipped with its reason on a machine
+ * without it, and fails in CI (CI=true), where every service must be there.
+ */
+export async function requireService(name: string, url: string): Promise<string | false> {
+  const { hostname, port } = new URL(url);
+  const isUp = await new Promise<boolean>((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+  if (isUp) return false;
+  const reason = `${name} is not reachable at ${url}`;
+  if (process.env.CI === 'true') throw new Error(`${reason}; CI needs it`);
+  return `skipped: ${reason}`;
+}
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

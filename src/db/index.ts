@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { Migrator } from 'kysely/migration';
 import type { DatabaseConfig } from '../config.ts';
 import { createNodeSqliteDialect, openSqliteFile } from './node-sqlite-dialect.ts';
@@ -19,11 +20,13 @@ export interface DatabaseHandle {
 
 /** Opens the configured database and brings its schema up to date. */
 export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHandle> {
-  if (config.engine !== 'sqlite') {
-    throw new Error('DATABASE_URL: PostgreSQL needs the pg dialect, which this build does not include');
+  let db: Db;
+  if (config.engine === 'postgres') {
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(config.url) }) });
+  } else {
+    if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
+    db = new Kysely<Database>({ dialect: createNodeSqliteDialect(openSqliteFile(config.path)) });
   }
-  if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
-  const db = new Kysely<Database>({ dialect: createNodeSqliteDialect(openSqliteFile(config.path)) });
   try {
     await migrate(db, config.engine);
   } catch (error) {
@@ -40,8 +43,37 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
   };
 }
 
+/** Times and sequence numbers are BIGINT; they fit a JavaScript number (below 2^53), so read them as one. */
+const INT8_OID = 20;
+
+function createPool(url: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
+    } as pg.CustomTypesConfig,
+  });
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  return pool;
+}
+
 async function migrate(db: Db, engine: DatabaseConfig['engine']): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider({ engine }) });
+  // On PostgreSQL the migration tables live in the schema the connection uses (search_path), so several
+  // schemas in one database (one per tenant or test) each keep their own history.
+  const migrationTableSchema =
+    engine === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider({ engine }),
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

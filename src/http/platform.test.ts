@@ -1,7 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { api, expectError, notarizeBody, startServer, type TestServer } from '../../test/helper.ts';
+import {
+  api,
+  expectError,
+  isPostgres,
+  notarizeBody,
+  startServer,
+  type TestServer,
+} from '../../test/helper.ts';
 
 describe('rate limit (60 per 60 s by default)', () => {
   let server: TestServer;
@@ -59,7 +66,7 @@ describe('platform behaviour', () => {
     assert.equal(res.body.service, 'hashproof');
     assert.equal(res.body.version, '0.2.1');
     assert.equal(res.body.mode, 'demo');
-    assert.deepEqual(res.body.database, { engine: 'sqlite', ok: true });
+    assert.deepEqual(res.body.database, { engine: isPostgres() ? 'postgres' : 'sqlite', ok: true });
   });
 
   test('without RATE_LIMIT_MAX the limiter is off entirely (no RateLimit headers)', async () => {

@@ -1,5 +1,6 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import { AppError } from '../errors.ts';
 
 /** `config: { rateLimit: false }` (declared by @fastify/rate-limit) exempts a route. */
@@ -13,8 +14,10 @@ declare module 'fastify' {
 export interface RateLimitOptions {
   max: number;
   windowMs: number;
-  /** A shared store (Redis) so several instances count together; in-memory when absent. */
-  redis?: unknown;
+  /** A shared store (an ioredis client) so several instances count together; in-memory when absent. */
+  redis?: Redis;
+  /** Prefix of the Redis keys. */
+  nameSpace?: string;
 }
 
 /**
@@ -27,7 +30,10 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     global: false,
     max: options.max,
     timeWindow: options.windowMs,
-    ...(options.redis ? { redis: options.redis, skipOnError: false } : {}),
+    // If Redis fails, requests are let through rather than refused: the limit protects, it is not a gate.
+    ...(options.redis
+      ? { redis: options.redis, skipOnError: true, nameSpace: options.nameSpace ?? 'hashproof-rl:' }
+      : {}),
   });
   const windowSeconds = Math.ceil(options.windowMs / 1000);
   const limiter = app.createRateLimit({

@@ -1,7 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DatabaseSync } from 'node:sqlite';
-import path from 'node:path';
 import {
   api,
   expectError,
@@ -72,12 +70,11 @@ describe('GET /api/verify/proofs/{id}', () => {
   test('a tampered stored signature or field is reported verified: false (200, not an error)', async () => {
     const a = await create();
     const b = await create();
-    // Tamper through a second connection to the same file, as an attacker with disk access would.
-    const file = new DatabaseSync(path.join(server.dataDir, 'hashproof.db'));
+    // Tamper with the stored rows directly, as someone with access to the database would.
+    const { db } = server.ctx.database;
     const flipped = a.signature.slice(0, -1) + (a.signature.endsWith('0') ? '1' : '0');
-    file.prepare('update proofs set signature = ? where id = ?').run(flipped, a.id);
-    file.prepare('update proofs set label = ? where id = ?').run('forged label', b.id);
-    file.close();
+    await db.updateTable('proofs').set({ signature: flipped }).where('id', '=', a.id).execute();
+    await db.updateTable('proofs').set({ label: 'forged label' }).where('id', '=', b.id).execute();
     for (const id of [a.id, b.id]) {
       const res = await api(server.baseUrl, `/api/verify/proofs/${id}`);
       assert.equal(res.status, 200);

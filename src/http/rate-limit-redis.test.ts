@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { api, expectError, REDIS_URL, requireService, startServer } from '../../test/helper.ts';
+
+const skip = await requireService('Redis', REDIS_URL);
+
+test(
+  'with REDIS_URL the limit holds across instances: 61 requests over two servers, exactly one 429',
+  { skip },
+  async () => {
+    const nameSpace = `hashproof-test-${randomUUID()}:`;
+    const env = { RATE_LIMIT_MAX: '60', RATE_LIMIT_WINDOW_MS: '60000', REDIS_URL };
+    const a = await startServer({ env, rateLimitNamespace: nameSpace });
+    const b = await startServer({ env, rateLimitNamespace: nameSpace });
+    try {
+      const responses = [];
+      for (let i = 0; i < 61; i++) responses.push(await api((i % 2 ? a : b).baseUrl, '/api/proofs/recent'));
+      const limited = responses.filter((r) => r.status === 429);
+      assert.equal(limited.length, 1);
+      assert.equal(responses.at(-1)?.status, 429);
+      expectError(limited[0]!, 429, 'rate_limited');
+      assert.equal(responses.filter((r) => r.status === 200).length, 60);
+    } finally {
+      await a.close();
+      await b.close();
+      a.cleanup();
+      b.cleanup();
+    }
+  },
+);
