@@ -45,6 +45,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
 
 /** Times and sequence numbers are BIGINT; they fit a JavaScript number (below 2^53), so read them as one. */
 const INT8_OID = 20;
+const defaultParser = pg.types.getTypeParser as (oid: number, format?: string) => (value: string) => unknown;
 
 function createPool(url: string): pg.Pool {
   const pool = new pg.Pool({
@@ -53,9 +54,9 @@ function createPool(url: string): pg.Pool {
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     types: {
-      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
-    } as pg.CustomTypesConfig,
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? Number : defaultParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    },
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
