@@ -69,6 +69,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   });
   const proofs = new ProofsService({
     db,
+    engine: database.engine,
     keyring,
     ids,
     clock,

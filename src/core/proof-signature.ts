@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 
 export const HMAC_SIGNATURE_PREFIX = 'hmac-sha256:';
@@ -29,12 +29,13 @@ export function signingMessage(fields: SignedProofFields): string {
 }
 
 /** `hmac-sha256:` + lowercase hex HMAC-SHA256 of the signing message. */
-export function hmacSign(secret: Uint8Array, fields: SignedProofFields): string {
+/** `secret` may be a KeyObject made once (createSecretKey), which spares re-importing the key per call. */
+export function hmacSign(secret: Uint8Array | KeyObject, fields: SignedProofFields): string {
   return HMAC_SIGNATURE_PREFIX + createHmac('sha256', secret).update(signingMessage(fields)).digest('hex');
 }
 
 /** Recomputes the HMAC and compares it in constant time. Any malformed signature is simply invalid. */
-export function hmacVerify(secret: Uint8Array, fields: SignedProofFields, signature: string): boolean {
+export function hmacVerify(secret: Uint8Array | KeyObject, fields: SignedProofFields, signature: string): boolean {
   const expected = Buffer.from(hmacSign(secret, fields), 'utf8');
   const given = Buffer.from(signature, 'utf8');
   return expected.length === given.length && timingSafeEqual(expected, given);

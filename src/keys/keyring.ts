@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -6,6 +6,8 @@ import path from 'node:path';
 export interface HmacKey {
   keyId: string;
   secret: Buffer;
+  /** The same secret as a KeyObject, imported once for fast signing. */
+  keyObject: KeyObject;
   createdAt: string;
 }
 
@@ -84,14 +86,14 @@ function readKeys(dir: string): HmacKey[] {
     if (stored.algorithm !== 'hmac-sha256' || secret.length < 32 || stored.keyId !== hmacKeyId(secret)) {
       throw new Error(`signing key file ${path.join(dir, name)} is malformed`);
     }
-    keys.push({ keyId: stored.keyId, secret, createdAt: stored.createdAt });
+    keys.push({ keyId: stored.keyId, secret, keyObject: createSecretKey(secret), createdAt: stored.createdAt });
   }
   return keys;
 }
 
 function writeNewKey(dir: string, now: Date): HmacKey {
   const secret = randomBytes(32);
-  const key: HmacKey = { keyId: hmacKeyId(secret), secret, createdAt: now.toISOString() };
+  const key: HmacKey = { keyId: hmacKeyId(secret), secret, keyObject: createSecretKey(secret), createdAt: now.toISOString() };
   const stored: StoredHmacKey = {
     keyId: key.keyId,
     algorithm: 'hmac-sha256',

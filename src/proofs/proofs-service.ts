@@ -46,6 +46,7 @@ export interface ProofPage {
 
 export interface ProofsServiceDeps {
   db: Db;
+  engine: 'sqlite' | 'postgres';
   keyring: Keyring;
   ids: IdGenerator;
   clock: Clock;
@@ -113,7 +114,7 @@ export class ProofsService {
       label_folded: body.label.toLowerCase(),
       metadata_hash: request.metadataHash,
       metadata_keys: JSON.stringify(request.metadataKeys),
-      signature: hmacSign(key.secret, signed),
+      signature: hmacSign(key.keyObject, signed),
       key_id: key.keyId,
       idempotency_scope: scope,
       idempotency_key: body.idempotencyKey,
@@ -157,7 +158,8 @@ export class ProofsService {
     cursor: string | undefined,
   ): Promise<ProofPage> {
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
-    const rows = await store.listProofs(this.#deps.db, { ...filter, beforeSeq }, limit);
+    const labelSearch = this.#deps.engine === 'sqlite' ? 'fts' : 'like';
+    const rows = await store.listProofs(this.#deps.db, { ...filter, beforeSeq, labelSearch }, limit);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
@@ -194,7 +196,7 @@ export class ProofsService {
     const key = this.#deps.keyring.find(row.key_id);
     return {
       ...fields,
-      verified: key !== undefined && hmacVerify(key.secret, fields, row.signature),
+      verified: key !== undefined && hmacVerify(key.keyObject, fields, row.signature),
       metadataKeys: JSON.parse(row.metadata_keys) as string[],
       signature: row.signature,
       keyId: row.key_id,

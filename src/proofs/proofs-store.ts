@@ -6,6 +6,8 @@ export type ProofRow = Selectable<ProofsTable>;
 export type NewProofRow = Insertable<ProofsTable>;
 
 export interface ProofFilter {
+  /** How to match part of a label: through the FTS5 trigram table (SQLite) or LIKE on the column (pg_trgm). */
+  labelSearch?: 'fts' | 'like';
   q?: { text: string; folded: string; hash: string | undefined };
   contentHash?: string;
   metadataHash?: string;
@@ -65,7 +67,9 @@ export async function listProofs(db: Db, filter: ProofFilter, limit: number): Pr
       const terms = [
         eb('id', '=', q.text),
         eb('account_id', '=', q.text),
-        sql<boolean>`label_folded like ${pattern} escape '\\'`,
+        filter.labelSearch === 'fts'
+          ? sql<boolean>`seq in (select rowid from proofs_label_fts where label_folded like ${pattern} escape '\\')`
+          : sql<boolean>`label_folded like ${pattern} escape '\\'`,
       ];
       if (q.hash !== undefined) terms.push(eb('content_hash', '=', q.hash), eb('metadata_hash', '=', q.hash));
       return eb.or(terms);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001-proofs.ts';
 import * as m0002 from './0002-accounts-webhooks.ts';
+import * as m0003 from './0003-label-search.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -15,6 +16,7 @@ interface MigrationModule {
 const MIGRATIONS: Record<string, MigrationModule> = {
   '0001-proofs': m0001,
   '0002-accounts-webhooks': m0002,
+  '0003-label-search': m0003,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

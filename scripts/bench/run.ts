@@ -1,0 +1,193 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { seed, seedHash, seedLabel } from './seed.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface BenchOptions {
+  durationSeconds: number;
+  connections: number;
+  /** `sqlite` (a fresh file) or a postgres:// URL (a fresh schema is not made: use an empty database). */
+  database: string;
+  proofs: number;
+  log?: (line: string) => void;
+}
+
+export interface RouteResult {
+  route: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  errors: number;
+  non2xx: number;
+  baselineRequestsPerSecond: number;
+  ratio: number;
+}
+
+export interface BenchReport {
+  options: BenchOptions;
+  results: RouteResult[];
+  startupMs: number;
+  peakRssMb: number;
+  machine: string;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function startProcess(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function waitForOk(url: string, init?: RequestInit): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url, init)).status < 500) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+/** The peak resident set of a process so far (Linux VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+function run(opts: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)));
+  });
+}
+
+const notarizeBody = (key: string) =>
+  JSON.stringify({ contentHash: seedHash(Number.MAX_SAFE_INTEGER - Math.floor(Math.random() * 1e9)), label: 'benchmark artifact', metadata: { run: 1 }, idempotencyKey: key });
+
+export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
+  const log = options.log ?? (() => {});
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-bench-'));
+  const databaseUrl = options.database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : options.database;
+  const env = { DATABASE_URL: databaseUrl, SIGNING_KEYS_DIR: path.join(dataDir, 'keys'), RATE_LIMIT_MAX: '0', PAYMENT_MODE: 'demo' };
+  const children: ChildProcess[] = [];
+  try {
+    log(`seeding ${options.proofs} proofs`);
+    await seed({ ...process.env, ...env }, options.proofs);
+
+    const [servicePort, barePort] = [await freePort(), await freePort()];
+    const service = `http://127.0.0.1:${servicePort}`;
+    const bare = `http://127.0.0.1:${barePort}`;
+    const started = performance.now();
+    const serviceProcess = startProcess(path.join(ROOT, 'src/main.ts'), { ...env, PORT: String(servicePort) });
+    children.push(serviceProcess);
+    await waitForOk(`${service}/health`);
+    const startupMs = performance.now() - started;
+    children.push(startProcess(path.join(ROOT, 'scripts/bench/bare-server.ts'), { PORT: String(barePort) }));
+    await waitForOk(`${bare}/api/proof/notarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+
+    const replayKey = 'bench-replay';
+    const created = await fetch(`${service}/api/proof/notarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: notarizeBody(replayKey) });
+    const replayBody = await created.text();
+    const proofId = (JSON.parse(replayBody) as { proof: { id: string } }).proof.id;
+    const sampleN = Math.floor(options.proofs / 2);
+    const common = { connections: options.connections, duration: options.durationSeconds, pipelining: 1 };
+    const json = { 'content-type': 'application/json' };
+    let counter = 0;
+    const routes: { route: string; opts: autocannon.Options }[] = [
+      {
+        route: 'POST /api/proof/notarize (new keys)',
+        opts: { url: `${service}/api/proof/notarize`, method: 'POST', headers: json, requests: [{ setupRequest: (req) => ({ ...req, body: notarizeBody(`bench-${process.pid}-${counter++}`) }) }] },
+      },
+      {
+        route: 'POST /api/proof/notarize (replay)',
+        opts: { url: `${service}/api/proof/notarize`, method: 'POST', headers: json, body: JSON.stringify({ ...(JSON.parse(notarizeBody(replayKey)) as object), ...pick(replayBody) }) },
+      },
+      { route: 'GET /api/proofs/{id}', opts: { url: `${service}/api/proofs/${proofId}` } },
+      { route: 'GET /api/verify/proofs/{id}', opts: { url: `${service}/api/verify/proofs/${proofId}` } },
+      { route: 'GET /api/proofs/recent', opts: { url: `${service}/api/proofs/recent` } },
+      { route: 'GET /api/proofs/search?contentHash', opts: { url: `${service}/api/proofs/search?contentHash=${seedHash(sampleN)}` } },
+      { route: 'GET /api/proofs/search?q (label)', opts: { url: `${service}/api/proofs/search?q=${encodeURIComponent(seedLabel(sampleN))}` } },
+    ];
+    const baselineOpts: autocannon.Options = { url: `${bare}/api/proof/notarize`, method: 'POST', headers: json, requests: [{ setupRequest: (req) => ({ ...req, body: notarizeBody(`bare-${counter++}`) }) }] };
+
+    const results: RouteResult[] = [];
+    for (const { route, opts } of routes) {
+      // Alternate: a baseline run right before each route, so both see the same machine conditions.
+      const baseline = await run({ ...common, ...baselineOpts });
+      const measured = await run({ ...common, ...opts });
+      const result: RouteResult = {
+        route,
+        requestsPerSecond: measured.requests.average,
+        p50Ms: measured.latency.p50,
+        p99Ms: measured.latency.p99,
+        maxMs: measured.latency.max,
+        errors: measured.errors + measured.timeouts,
+        non2xx: measured.non2xx,
+        baselineRequestsPerSecond: baseline.requests.average,
+        ratio: measured.requests.average / baseline.requests.average,
+      };
+      results.push(result);
+      log(`${route}: ${Math.round(result.requestsPerSecond)} req/s (baseline ${Math.round(result.baselineRequestsPerSecond)}), ratio ${result.ratio.toFixed(2)}`);
+    }
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    return { options, results, startupMs, peakRssMb: peakRssMb(serviceProcess.pid ?? 0), machine: `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` };
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The request fields of a stored proof, so the replay benchmark sends exactly the same request. */
+function pick(body: string): Record<string, unknown> {
+  const { proof } = JSON.parse(body) as { proof: { contentHash: string; label: string } };
+  return { contentHash: proof.contentHash, label: proof.label };
+}
+
+export function formatReport(report: BenchReport): string {
+  const lines = [
+    `machine: ${report.machine}`,
+    `options: ${report.options.durationSeconds} s per run, ${report.options.connections} connections, database ${report.options.database}, ${report.options.proofs} seeded proofs`,
+    `startup to first 200 on /health: ${Math.round(report.startupMs)} ms; service peak RSS: ${report.peakRssMb.toFixed(0)} MB`,
+    '',
+    '| route | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | baseline req/s | ratio |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...report.results.map(
+      (r) =>
+        `| ${r.route} | ${Math.round(r.requestsPerSecond)} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.errors} | ${r.non2xx} | ${Math.round(r.baselineRequestsPerSecond)} | ${r.ratio.toFixed(2)} |`,
+    ),
+  ];
+  return lines.join('\n');
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '64' },
+      database: { type: 'string', default: 'sqlite' },
+      proofs: { type: 'string', default: '10000' },
+    },
+  });
+  const report = await runBenchmark({
+    durationSeconds: Number(values.duration),
+    connections: Number(values.connections),
+    database: values.database,
+    proofs: Number(values.proofs),
+    log: (line) => console.error(line),
+  });
+  console.log(formatReport(report));
+}
