@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
@@ -50,7 +50,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
     bodyLimit: BODY_LIMIT_BYTES,
     // One access-log line per request, written when the response is sent (below), instead of two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
@@ -72,7 +72,12 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+      },
       'request',
     );
   });

@@ -48,7 +48,10 @@ async function freePort(): Promise<number> {
 }
 
 function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 async function waitForOk(url: string, init?: RequestInit): Promise<void> {
@@ -71,18 +74,31 @@ function peakRssMb(pid: number): number {
 
 function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon(opts, (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)));
+    autocannon(opts, (error, result) =>
+      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result),
+    );
   });
 }
 
 const notarizeBody = (key: string) =>
-  JSON.stringify({ contentHash: seedHash(Number.MAX_SAFE_INTEGER - Math.floor(Math.random() * 1e9)), label: 'benchmark artifact', metadata: { run: 1 }, idempotencyKey: key });
+  JSON.stringify({
+    contentHash: seedHash(Number.MAX_SAFE_INTEGER - Math.floor(Math.random() * 1e9)),
+    label: 'benchmark artifact',
+    metadata: { run: 1 },
+    idempotencyKey: key,
+  });
 
 export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
   const log = options.log ?? (() => {});
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-bench-'));
-  const databaseUrl = options.database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : options.database;
-  const env = { DATABASE_URL: databaseUrl, SIGNING_KEYS_DIR: path.join(dataDir, 'keys'), RATE_LIMIT_MAX: '0', PAYMENT_MODE: 'demo' };
+  const databaseUrl =
+    options.database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : options.database;
+  const env = {
+    DATABASE_URL: databaseUrl,
+    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
+    RATE_LIMIT_MAX: '0',
+    PAYMENT_MODE: 'demo',
+  };
   const children: ChildProcess[] = [];
   try {
     log(`seeding ${options.proofs} proofs`);
@@ -92,15 +108,26 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     const service = `http://127.0.0.1:${servicePort}`;
     const bare = `http://127.0.0.1:${barePort}`;
     const started = performance.now();
-    const serviceProcess = startProcess(path.join(ROOT, 'src/main.ts'), { ...env, PORT: String(servicePort) });
+    const serviceProcess = startProcess(path.join(ROOT, 'src/main.ts'), {
+      ...env,
+      PORT: String(servicePort),
+    });
     children.push(serviceProcess);
     await waitForOk(`${service}/health`);
     const startupMs = performance.now() - started;
     children.push(startProcess(path.join(ROOT, 'scripts/bench/bare-server.ts'), { PORT: String(barePort) }));
-    await waitForOk(`${bare}/api/proof/notarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await waitForOk(`${bare}/api/proof/notarize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
 
     const replayKey = 'bench-replay';
-    const created = await fetch(`${service}/api/proof/notarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: notarizeBody(replayKey) });
+    const created = await fetch(`${service}/api/proof/notarize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: notarizeBody(replayKey),
+    });
     const replayBody = await created.text();
     const proofId = (JSON.parse(replayBody) as { proof: { id: string } }).proof.id;
     const sampleN = Math.floor(options.proofs / 2);
@@ -110,19 +137,42 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     const routes: { route: string; opts: autocannon.Options }[] = [
       {
         route: 'POST /api/proof/notarize (new keys)',
-        opts: { url: `${service}/api/proof/notarize`, method: 'POST', headers: json, requests: [{ setupRequest: (req) => ({ ...req, body: notarizeBody(`bench-${process.pid}-${counter++}`) }) }] },
+        opts: {
+          url: `${service}/api/proof/notarize`,
+          method: 'POST',
+          headers: json,
+          requests: [
+            { setupRequest: (req) => ({ ...req, body: notarizeBody(`bench-${process.pid}-${counter++}`) }) },
+          ],
+        },
       },
       {
         route: 'POST /api/proof/notarize (replay)',
-        opts: { url: `${service}/api/proof/notarize`, method: 'POST', headers: json, body: JSON.stringify({ ...(JSON.parse(notarizeBody(replayKey)) as object), ...pick(replayBody) }) },
+        opts: {
+          url: `${service}/api/proof/notarize`,
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ ...(JSON.parse(notarizeBody(replayKey)) as object), ...pick(replayBody) }),
+        },
       },
       { route: 'GET /api/proofs/{id}', opts: { url: `${service}/api/proofs/${proofId}` } },
       { route: 'GET /api/verify/proofs/{id}', opts: { url: `${service}/api/verify/proofs/${proofId}` } },
       { route: 'GET /api/proofs/recent', opts: { url: `${service}/api/proofs/recent` } },
-      { route: 'GET /api/proofs/search?contentHash', opts: { url: `${service}/api/proofs/search?contentHash=${seedHash(sampleN)}` } },
-      { route: 'GET /api/proofs/search?q (label)', opts: { url: `${service}/api/proofs/search?q=${encodeURIComponent(seedLabel(sampleN))}` } },
+      {
+        route: 'GET /api/proofs/search?contentHash',
+        opts: { url: `${service}/api/proofs/search?contentHash=${seedHash(sampleN)}` },
+      },
+      {
+        route: 'GET /api/proofs/search?q (label)',
+        opts: { url: `${service}/api/proofs/search?q=${encodeURIComponent(seedLabel(sampleN))}` },
+      },
     ];
-    const baselineOpts: autocannon.Options = { url: `${bare}/api/proof/notarize`, method: 'POST', headers: json, requests: [{ setupRequest: (req) => ({ ...req, body: notarizeBody(`bare-${counter++}`) }) }] };
+    const baselineOpts: autocannon.Options = {
+      url: `${bare}/api/proof/notarize`,
+      method: 'POST',
+      headers: json,
+      requests: [{ setupRequest: (req) => ({ ...req, body: notarizeBody(`bare-${counter++}`) }) }],
+    };
 
     const results: RouteResult[] = [];
     for (const { route, opts } of routes) {
@@ -141,10 +191,18 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         ratio: measured.requests.average / baseline.requests.average,
       };
       results.push(result);
-      log(`${route}: ${Math.round(result.requestsPerSecond)} req/s (baseline ${Math.round(result.baselineRequestsPerSecond)}), ratio ${result.ratio.toFixed(2)}`);
+      log(
+        `${route}: ${Math.round(result.requestsPerSecond)} req/s (baseline ${Math.round(result.baselineRequestsPerSecond)}), ratio ${result.ratio.toFixed(2)}`,
+      );
     }
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-    return { options, results, startupMs, peakRssMb: peakRssMb(serviceProcess.pid ?? 0), machine: `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}` };
+    return {
+      options,
+      results,
+      startupMs,
+      peakRssMb: peakRssMb(serviceProcess.pid ?? 0),
+      machine: `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    };
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });

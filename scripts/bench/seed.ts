@@ -8,7 +8,18 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { NewProofRow } from '../../src/proofs/proofs-store.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
 
-const WORDS = ['release', 'build', 'model', 'dataset', 'report', 'invoice', 'audit', 'contract', 'photo', 'log'];
+const WORDS = [
+  'release',
+  'build',
+  'model',
+  'dataset',
+  'report',
+  'invoice',
+  'audit',
+  'contract',
+  'photo',
+  'log',
+];
 
 /** A deterministic, well-spread content hash for seed number `n`. */
 export const seedHash = (n: number): string => 'sha256:' + sha256Hex(`seed-${n}`);
@@ -18,7 +29,11 @@ export const seedLabel = (n: number): string => `${WORDS[n % WORDS.length]} ${n}
  * Fills the configured database with `count` valid, signed proofs (the same rows the service would
  * write), in large transactions. Reads DATABASE_URL and SIGNING_KEYS_DIR like the service.
  */
-export async function seed(env: NodeJS.ProcessEnv, count: number, log: (line: string) => void = () => {}): Promise<void> {
+export async function seed(
+  env: NodeJS.ProcessEnv,
+  count: number,
+  log: (line: string) => void = () => {},
+): Promise<void> {
   const config = loadConfig(env);
   const keyring = Keyring.open(config.signingKeysDir);
   const database = await openDatabase(config.database);
@@ -33,7 +48,13 @@ export async function seed(env: NodeJS.ProcessEnv, count: number, log: (line: st
       for (let n = done; n < Math.min(count, done + batchSize); n++) {
         const createdAt = start + n;
         const id = ids.next('proof', createdAt);
-        const fields = { id, timestamp: new Date(createdAt).toISOString(), contentHash: seedHash(n), metadataHash: metaHash, label: seedLabel(n) };
+        const fields = {
+          id,
+          timestamp: new Date(createdAt).toISOString(),
+          contentHash: seedHash(n),
+          metadataHash: metaHash,
+          label: seedLabel(n),
+        };
         rows.push({
           id,
           created_at: createdAt,
@@ -46,7 +67,9 @@ export async function seed(env: NodeJS.ProcessEnv, count: number, log: (line: st
           key_id: key.keyId,
           idempotency_scope: 'public',
           idempotency_key: `seed-${n}`,
-          request_fingerprint: sha256Hex(canonicalJson({ contentHash: fields.contentHash, label: fields.label, metadataHash: metaHash })),
+          request_fingerprint: sha256Hex(
+            canonicalJson({ contentHash: fields.contentHash, label: fields.label, metadataHash: metaHash }),
+          ),
           account_id: null,
           created_via: 'demo',
           payment_network: null,
@@ -56,7 +79,11 @@ export async function seed(env: NodeJS.ProcessEnv, count: number, log: (line: st
         });
       }
       await database.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('proofs').values(rows.slice(i, i + 500)).execute();
+        for (let i = 0; i < rows.length; i += 500)
+          await trx
+            .insertInto('proofs')
+            .values(rows.slice(i, i + 500))
+            .execute();
       });
       if ((done / batchSize) % 50 === 0) log(`seeded ${Math.min(count, done + batchSize)} of ${count}`);
     }

@@ -35,7 +35,11 @@ export function hmacSign(secret: Uint8Array | KeyObject, fields: SignedProofFiel
 }
 
 /** Recomputes the HMAC and compares it in constant time. Any malformed signature is simply invalid. */
-export function hmacVerify(secret: Uint8Array | KeyObject, fields: SignedProofFields, signature: string): boolean {
+export function hmacVerify(
+  secret: Uint8Array | KeyObject,
+  fields: SignedProofFields,
+  signature: string,
+): boolean {
   const expected = Buffer.from(hmacSign(secret, fields), 'utf8');
   const given = Buffer.from(signature, 'utf8');
   return expected.length === given.length && timingSafeEqual(expected, given);

@@ -86,14 +86,24 @@ function readKeys(dir: string): HmacKey[] {
     if (stored.algorithm !== 'hmac-sha256' || secret.length < 32 || stored.keyId !== hmacKeyId(secret)) {
       throw new Error(`signing key file ${path.join(dir, name)} is malformed`);
     }
-    keys.push({ keyId: stored.keyId, secret, keyObject: createSecretKey(secret), createdAt: stored.createdAt });
+    keys.push({
+      keyId: stored.keyId,
+      secret,
+      keyObject: createSecretKey(secret),
+      createdAt: stored.createdAt,
+    });
   }
   return keys;
 }
 
 function writeNewKey(dir: string, now: Date): HmacKey {
   const secret = randomBytes(32);
-  const key: HmacKey = { keyId: hmacKeyId(secret), secret, keyObject: createSecretKey(secret), createdAt: now.toISOString() };
+  const key: HmacKey = {
+    keyId: hmacKeyId(secret),
+    secret,
+    keyObject: createSecretKey(secret),
+    createdAt: now.toISOString(),
+  };
   const stored: StoredHmacKey = {
     keyId: key.keyId,
     algorithm: 'hmac-sha256',

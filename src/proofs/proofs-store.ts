@@ -62,15 +62,13 @@ export async function listProofs(db: Db, filter: ProofFilter, limit: number): Pr
   if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq);
   const q = filter.q;
   if (q !== undefined) {
-    const pattern = '%' + q.folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+    // FTS5 answers GLOB from its trigram index (LIKE … ESCAPE it would scan); both sides are case-folded.
+    const label =
+      filter.labelSearch === 'fts'
+        ? sql<boolean>`seq in (select rowid from proofs_label_fts where label_folded glob ${'*' + q.folded.replace(/[*?[]/g, (c) => `[${c}]`) + '*'})`
+        : sql<boolean>`label_folded like ${'%' + q.folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%'} escape '\\'`;
     query = query.where((eb) => {
-      const terms = [
-        eb('id', '=', q.text),
-        eb('account_id', '=', q.text),
-        filter.labelSearch === 'fts'
-          ? sql<boolean>`seq in (select rowid from proofs_label_fts where label_folded like ${pattern} escape '\\')`
-          : sql<boolean>`label_folded like ${pattern} escape '\\'`,
-      ];
+      const terms = [eb('id', '=', q.text), eb('account_id', '=', q.text), label];
       if (q.hash !== undefined) terms.push(eb('content_hash', '=', q.hash), eb('metadata_hash', '=', q.hash));
       return eb.or(terms);
     });

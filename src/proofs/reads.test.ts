@@ -191,6 +191,19 @@ describe('GET /api/proofs/search', () => {
     );
   });
 
+  test('glob and like metacharacters in q match only themselves', async () => {
+    const star = await create({ label: 'odd*label?with[brackets] and 50%' });
+    await create({ label: 'oddXlabelYwithZbrackets] and 50x' });
+    for (const q of ['*label?with[', 'with[brackets]', '50%']) {
+      const res = await api(server.baseUrl, `/api/proofs/search?q=${encodeURIComponent(q)}`);
+      assert.deepEqual(
+        res.body.proofs.map((p: { id: string }) => p.id),
+        [star.id],
+        q,
+      );
+    }
+  });
+
   test('malformed parameters are 400 invalid_request', async () => {
     for (const query of [
       'contentHash=abc',

@@ -8,12 +8,18 @@ import type { MigrationContext } from './index.ts';
  */
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {
   if (engine === 'sqlite') {
-    await sql`create virtual table proofs_label_fts using fts5(label_folded, content='proofs', content_rowid='seq', tokenize='trigram')`.execute(db);
-    await sql`insert into proofs_label_fts(rowid, label_folded) select seq, label_folded from proofs`.execute(db);
+    await sql`create virtual table proofs_label_fts using fts5(label_folded, content='proofs', content_rowid='seq', tokenize='trigram')`.execute(
+      db,
+    );
+    await sql`insert into proofs_label_fts(rowid, label_folded) select seq, label_folded from proofs`.execute(
+      db,
+    );
     await sql`create trigger proofs_label_fts_insert after insert on proofs begin
       insert into proofs_label_fts(rowid, label_folded) values (new.seq, new.label_folded); end`.execute(db);
     await sql`create trigger proofs_label_fts_delete after delete on proofs begin
-      insert into proofs_label_fts(proofs_label_fts, rowid, label_folded) values ('delete', old.seq, old.label_folded); end`.execute(db);
+      insert into proofs_label_fts(proofs_label_fts, rowid, label_folded) values ('delete', old.seq, old.label_folded); end`.execute(
+      db,
+    );
     await sql`create trigger proofs_label_fts_update after update of label_folded on proofs begin
       insert into proofs_label_fts(proofs_label_fts, rowid, label_folded) values ('delete', old.seq, old.label_folded);
       insert into proofs_label_fts(rowid, label_folded) values (new.seq, new.label_folded); end`.execute(db);

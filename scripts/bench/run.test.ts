@@ -1,0 +1,21 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatReport, runBenchmark } from './run.ts';
+
+// A smoke run: keeps the harness working. It measures nothing worth reading (the runs are tiny).
+test('the benchmark harness runs every route against the service and the bare baseline', async () => {
+  const report = await runBenchmark({ durationSeconds: 1, connections: 4, database: 'sqlite', proofs: 200 });
+  assert.equal(report.results.length, 7);
+  for (const result of report.results) {
+    assert.ok(result.requestsPerSecond > 0, result.route);
+    assert.ok(result.baselineRequestsPerSecond > 0, result.route);
+    assert.equal(result.errors, 0, result.route);
+    assert.equal(result.non2xx, 0, result.route);
+    assert.ok(result.ratio > 0 && Number.isFinite(result.ratio));
+  }
+  assert.ok(report.peakRssMb > 0);
+  assert.ok(report.startupMs > 0);
+  const table = formatReport(report);
+  assert.match(table, /\| POST \/api\/proof\/notarize \(new keys\) \| \d+ \|/);
+  assert.match(table, /startup to first 200 on \/health: \d+ ms/);
+});
