@@ -33,8 +33,6 @@ export const REDACTED_HEADERS = [
 const ADMIN_PREFIXES = ['/api/accounts', '/api/api-keys', '/api/webhooks'];
 
 export interface BuildAppOptions {
-  /** Prefix of the rate-limit keys in Redis (separates deployments or tests sharing one Redis). */
-  rateLimitNamespace?: string;
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
 }
@@ -140,7 +138,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       max: config.rateLimit.max,
       windowMs: config.rateLimit.windowMs,
       ...(redis ? { redis } : {}),
-      ...(options.rateLimitNamespace ? { nameSpace: options.rateLimitNamespace } : {}),
+      nameSpace: `${config.redisKeyPrefix}rate-limit:`,
     });
   }
   app.addHook('onRequest', apiKeys.refuse);

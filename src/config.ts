@@ -19,6 +19,8 @@ export interface Config {
   /** The directory that holds the embedded database and, by default, the signing keys. */
   dataDir: string;
   redisUrl: string | undefined;
+  /** Prefix of every key the service writes to Redis, so deployments can share one Redis. */
+  redisKeyPrefix: string;
   publicBaseUrl: string;
   adminKey: string | undefined;
   paymentMode: PaymentMode;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database,
     dataDir,
     redisUrl: read('REDIS_URL'),
+    redisKeyPrefix: read('REDIS_KEY_PREFIX') ?? 'hashproof:',
     publicBaseUrl,
     adminKey,
     paymentMode,

@@ -28,7 +28,6 @@ export interface StartOptions extends ContextOverrides {
   env?: Record<string, string>;
   /** Reuse a data directory (a restart of the same database). */
   dataDir?: string;
-  rateLimitNamespace?: string;
 }
 
 export function makeDataDir(): string {
@@ -109,10 +108,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const logs: string[] = [];
   const stream = { write: (line: string) => void logs.push(line) };
   const ctx = await createContext(config, { logger: pino({ level: 'info' }, stream), ...options });
-  const app = await buildApp(ctx, {
-    logStream: stream,
-    ...(options.rateLimitNamespace ? { rateLimitNamespace: options.rateLimitNamespace } : {}),
-  });
+  const app = await buildApp(ctx, { logStream: stream });
   await app.listen({ host: '127.0.0.1', port });
   ctx.start();
   let isClosed = false;

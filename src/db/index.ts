@@ -64,12 +64,28 @@ function createPool(url: string): pg.Pool {
 }
 
 async function migrate(db: Db, engine: DatabaseConfig['engine']): Promise<void> {
-  // On PostgreSQL the migration tables live in the schema the connection uses (search_path), so several
-  // schemas in one database (one per tenant or test) each keep their own history.
-  const migrationTableSchema =
-    engine === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined;
+  if (engine === 'sqlite') return migrateWith(db, engine, undefined);
+  // Several instances may start at once: a session-level advisory lock (per schema) lets one migrate
+  // while the others wait, then find nothing left to do. The migration tables live in the schema the
+  // connection uses (search_path), so several schemas in one database each keep their own history.
+  await db.connection().execute(async (connection) => {
+    const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(connection))
+      .rows[0]?.schema;
+    const lockKey = `hashproof-migrate:${schema ?? 'public'}`;
+    await sql`select pg_advisory_lock(hashtext(${lockKey}))`.execute(connection);
+    try {
+      await migrateWith(connection, engine, schema);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${lockKey}))`.execute(connection);
+    }
+  });
+}
+
+async function migrateWith(
+  db: Db,
+  engine: DatabaseConfig['engine'],
+  migrationTableSchema: string | undefined,
+): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: migrationProvider({ engine }),

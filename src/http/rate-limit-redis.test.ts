@@ -10,9 +10,14 @@ test(
   { skip },
   async () => {
     const nameSpace = `hashproof-test-${randomUUID()}:`;
-    const env = { RATE_LIMIT_MAX: '60', RATE_LIMIT_WINDOW_MS: '60000', REDIS_URL };
-    const a = await startServer({ env, rateLimitNamespace: nameSpace });
-    const b = await startServer({ env, rateLimitNamespace: nameSpace });
+    const env = {
+      RATE_LIMIT_MAX: '60',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: nameSpace,
+    };
+    const a = await startServer({ env });
+    const b = await startServer({ env });
     try {
       const responses = [];
       for (let i = 0; i < 61; i++) responses.push(await api((i % 2 ? a : b).baseUrl, '/api/proofs/recent'));

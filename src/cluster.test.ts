@@ -1,0 +1,154 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { startInstance, type Instance } from '../test/cluster.ts';
+import {
+  ADMIN_KEY,
+  adminHeaders,
+  api,
+  makeDataDir,
+  notarizeBody,
+  REDIS_URL,
+  requireService,
+  testDatabaseUrl,
+} from '../test/helper.ts';
+import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+
+const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const skip = (await requireService('PostgreSQL', POSTGRES_URL)) || (await requireService('Redis', REDIS_URL));
+
+/**
+ * Two real service processes on two ports against one PostgreSQL schema and one Redis: what an operator
+ * runs behind a load balancer (docs/deploy.md).
+ */
+describe('several instances behind one address', { skip }, () => {
+  let instances: Instance[] = [];
+  const dataDir = makeDataDir();
+  const env: Record<string, string> = {};
+
+  before(async () => {
+    const previous = process.env.TEST_DATABASE_URL;
+    process.env.TEST_DATABASE_URL = POSTGRES_URL;
+    Object.assign(env, {
+      DATABASE_URL: await testDatabaseUrl(dataDir),
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
+      SIGNING_KEYS_DIR: `${dataDir}/keys`,
+      SERVICE_ADMIN_KEY: ADMIN_KEY,
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      RATE_LIMIT_MAX: '100000',
+    });
+    if (previous === undefined) delete process.env.TEST_DATABASE_URL;
+    else process.env.TEST_DATABASE_URL = previous;
+    // Started together, as a rollout would: migrations are serialized by an advisory lock.
+    instances = await Promise.all([startInstance(env), startInstance(env)]);
+  });
+  after(async () => {
+    await Promise.all(instances.map((i) => i.stop('SIGKILL')));
+  });
+
+  const pick = (i: number) => instances[i % instances.length]!.baseUrl;
+
+  test('100 concurrent requests with one key spread over both instances create one proof', async () => {
+    const body = notarizeBody({ idempotencyKey: `cluster-${randomUUID()}` });
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => api(pick(i), '/api/proof/notarize', { body })),
+    );
+    assert.deepEqual(new Set(responses.map((r) => r.status)), new Set([200]));
+    assert.equal(responses.filter((r) => r.body.idempotentReplay === false).length, 1);
+    assert.equal(new Set(responses.map((r) => r.body.proof.id)).size, 1);
+    const search = await api(pick(0), `/api/proofs/search?idempotencyKey=${body.idempotencyKey as string}`);
+    assert.equal(search.body.proofs.length, 1);
+  });
+
+  test('a proof created on one instance reads and verifies on the other (shared keys)', async () => {
+    const created = await api(pick(0), '/api/proof/notarize', { body: notarizeBody() });
+    const verified = await api(pick(1), `/api/verify/proofs/${created.body.proof.id}`);
+    assert.equal(verified.body.verified, true);
+  });
+
+  test('each webhook event is delivered once, although both instances run a dispatcher', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const admin = (base: string, path: string, body?: unknown) =>
+        api(base, path, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
+      const account = (await admin(pick(0), '/api/accounts', {})).body.account;
+      const key = (await admin(pick(1), `/api/accounts/${account.id}/api-keys`, {})).body.key;
+      const hook = await admin(pick(0), `/api/accounts/${account.id}/webhooks`, { url: receiver.url });
+      receiver.setSecret(hook.body.secret);
+      const created = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          api(pick(i), '/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': key } }),
+        ),
+      );
+      assert.ok(created.every((r) => r.status === 200));
+      await receiver.waitFor(30, 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal(receiver.received.length, 30, 'no event twice');
+      assert.ok(receiver.received.every((r) => r.verifyError === undefined));
+      const proofIds = new Set(
+        receiver.received.map((r) => (r.verified as { data: { proof: { id: string } } }).data.proof.id),
+      );
+      assert.deepEqual(proofIds, new Set(created.map((r) => r.body.proof.id)));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('killing one instance mid-load loses no acknowledged proof, and the other carries on', async () => {
+    const [victim, survivor] = instances as [Instance, Instance];
+    const acknowledged: string[] = [];
+    let failures = 0;
+    const send = async (base: string) => {
+      const answer = await postOnFreshConnection(
+        `${base}/api/proof/notarize`,
+        JSON.stringify(notarizeBody()),
+      );
+      if (answer?.status === 200)
+        acknowledged.push((JSON.parse(answer.body) as { proof: { id: string } }).proof.id);
+      else failures += 1;
+    };
+    const load = (async () => {
+      for (let round = 0; round < 40; round++) {
+        await Promise.all([
+          send(victim.baseUrl),
+          send(victim.baseUrl),
+          send(survivor.baseUrl),
+          send(survivor.baseUrl),
+        ]);
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await victim.stop('SIGKILL');
+    await load;
+    assert.ok(failures > 0, 'requests to the killed instance failed');
+    assert.ok(acknowledged.length > 80, `the survivor kept serving (${acknowledged.length} acknowledged)`);
+    for (const id of acknowledged) {
+      const res = await api(survivor.baseUrl, `/api/verify/proofs/${id}`);
+      assert.equal(res.status, 200, id);
+      assert.equal(res.body.verified, true);
+    }
+  });
+});
+
+/** A POST on a connection of its own (no keep-alive pool), so no request rides a socket of a dead process. */
+function postOnFreshConnection(
+  url: string,
+  body: string,
+): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', () => resolve(undefined));
+      },
+    );
+    req.on('error', () => resolve(undefined));
+    req.end(body);
+  });
+}

@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { freePort } from './helper.ts';
+
+const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
+
+export interface Instance {
+  baseUrl: string;
+  child: ChildProcess;
+  output(): string;
+  /** Sends a signal and waits for the process to exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts one real service process (`node src/main.ts`) and waits until /health answers 200. */
+export async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const instance: Instance = {
+    baseUrl,
+    child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code;
+    },
+  };
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`instance exited during start:\n${output}`);
+    try {
+      if ((await fetch(`${baseUrl}/health`)).ok) return instance;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await instance.stop('SIGKILL');
+  throw new Error(`instance did not become healthy:\n${output}`);
+}
