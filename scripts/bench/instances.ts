@@ -33,12 +33,21 @@ async function freshSchema(base: string): Promise<string> {
 
 let counter = 0;
 const body = () =>
-  JSON.stringify({ contentHash: 'sha256:' + (counter++).toString(16).padStart(64, '0'), label: 'bench', idempotencyKey: `k-${process.pid}-${counter}` });
+  JSON.stringify({
+    contentHash: 'sha256:' + (counter++).toString(16).padStart(64, '0'),
+    label: 'bench',
+    idempotencyKey: `k-${process.pid}-${counter}`,
+  });
 
 const rows: string[] = [];
 for (let count = 1; count <= Number(values.max); count++) {
   const dataDir = makeDataDir();
-  const env = { DATABASE_URL: await freshSchema(values.database), REDIS_URL: values.redis, SIGNING_KEYS_DIR: `${dataDir}/keys`, RATE_LIMIT_MAX: '0' };
+  const env = {
+    DATABASE_URL: await freshSchema(values.database),
+    REDIS_URL: values.redis,
+    SIGNING_KEYS_DIR: `${dataDir}/keys`,
+    RATE_LIMIT_MAX: '0',
+  };
   const instances: Instance[] = [];
   for (let i = 0; i < count; i++) instances.push(await startInstance(env));
   try {
@@ -64,4 +73,6 @@ for (let count = 1; count <= Number(values.max); count++) {
     await Promise.all(instances.map((i) => i.stop('SIGTERM')));
   }
 }
-console.log(['| instances | notarize req/s | p99 ms (worst) | errors |', '|---:|---:|---:|---:|', ...rows].join('\n'));
+console.log(
+  ['| instances | notarize req/s | p99 ms (worst) | errors |', '|---:|---:|---:|---:|', ...rows].join('\n'),
+);

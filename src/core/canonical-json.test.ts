@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson, nestsDeeperThan } from './canonical-json.ts';
 
 test('RFC 8785 §3.2.2 sample canonicalizes to the published output', () => {
   const input = JSON.parse(
@@ -38,4 +38,15 @@ test('values JSON cannot represent are refused, not silently dropped', () => {
   assert.throws(() => canonicalJson({ a: undefined }), /undefined/);
   assert.throws(() => canonicalJson({ a: Number.NaN }), /non-finite/);
   assert.throws(() => canonicalJson([Infinity]), /non-finite/);
+});
+
+test('nesting depth is measured without recursion, even far past the call stack', () => {
+  assert.equal(nestsDeeperThan(1, 0), false);
+  assert.equal(nestsDeeperThan({}, 0), true);
+  assert.equal(nestsDeeperThan({ a: [1, { b: 2 }] }, 3), false);
+  assert.equal(nestsDeeperThan({ a: [1, { b: 2 }] }, 2), true);
+  let deep: unknown = 1;
+  for (let i = 0; i < 200_000; i++) deep = [deep];
+  assert.equal(nestsDeeperThan(deep, 64), true);
+  assert.equal(nestsDeeperThan(deep, 200_000), false);
 });

@@ -29,3 +29,18 @@ function assertJsonValue(value: unknown, path: string): void {
   }
   throw new TypeError(`${typeof value} at ${path || '/'} has no JSON representation`);
 }
+
+/**
+ * Whether `value` nests arrays and objects deeper than `maxDepth` (a scalar has depth 0). Iterative, so
+ * it is safe on any input, before anything recursive (serializers, hashing) touches it.
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > maxDepth) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

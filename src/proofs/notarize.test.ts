@@ -82,6 +82,7 @@ describe('POST /api/proof/notarize: creation', () => {
   test('accepts the bounds exactly: label of 1 and 120 characters, key of 160, metadata of 8192 bytes', async () => {
     const filler = 'x'.repeat(8192 - JSON.stringify({ a: '' }).length);
     const cases = [
+      { metadata: JSON.parse('{"a":'.repeat(32) + '1' + '}'.repeat(32)) },
       { label: 'a' },
       { label: '€'.repeat(120) },
       { label: '😀'.repeat(120), idempotencyKey: 'k'.repeat(160) },
@@ -120,6 +121,16 @@ describe('POST /api/proof/notarize: invalid requests answer 400 and create nothi
     [
       'metadata of 8193 bytes',
       { metadata: { a: 'x'.repeat(8193 - JSON.stringify({ a: '' }).length) } },
+      '/metadata',
+    ],
+    [
+      'metadata nested 33 levels deep',
+      { metadata: JSON.parse('{"a":'.repeat(33) + '1' + '}'.repeat(33)) },
+      '/metadata',
+    ],
+    [
+      'metadata nested 4000 arrays deep',
+      { metadata: { a: JSON.parse('['.repeat(4000) + ']'.repeat(4000)) } },
       '/metadata',
     ],
     ['metadata with an unpaired surrogate', { metadata: { a: ['ok', '\udc00'] } }, '/metadata/a/1'],

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../core/canonical-json.ts';
+import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import { hmacSign, hmacVerify, signingMessage } from '../core/proof-signature.ts';
@@ -12,6 +12,8 @@ import * as store from './proofs-store.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
 
 export const METADATA_MAX_BYTES = 8192;
+/** Deeper metadata is refused before anything recursive (serialization, hashing) walks it. */
+export const METADATA_MAX_DEPTH = 32;
 export const REDACTED = '[redacted]';
 
 /** Who asks for a proof: decides the idempotency scope and what the proof records (DECISIONS §3). */
@@ -225,6 +227,13 @@ interface DescribedRequest {
 function describeRequest(body: NotarizeBody): DescribedRequest {
   const metadata = body.metadata as Record<string, unknown> | undefined;
   if (metadata !== undefined) {
+    if (nestsDeeperThan(metadata, METADATA_MAX_DEPTH)) {
+      throw invalidField(
+        '/metadata',
+        `must not nest objects and arrays deeper than ${METADATA_MAX_DEPTH} levels`,
+        'maxDepth',
+      );
+    }
     const sizeBytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
     if (sizeBytes > METADATA_MAX_BYTES) {
       throw invalidField(
