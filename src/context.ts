@@ -45,16 +45,16 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const database = await openDatabase(config.database);
   const { db } = database;
   const accounts = new AccountsService({ db, ids, clock });
+  const webhookTimeoutMs = overrides.webhookTimeoutMs ?? 15_000;
   const dispatcher = new WebhookDispatcher({
     db,
     engine: database.engine,
     clock,
     ids,
     log,
-    send: createWebhookSender({
-      timeoutMs: overrides.webhookTimeoutMs ?? 15_000,
-      allowPrivate: config.webhookAllowPrivateUrls,
-    }),
+    send: createWebhookSender({ timeoutMs: webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls }),
+    // A claim outlives one attempt (its timeout) with a margin; a dead instance's claims free up after it.
+    leaseMs: webhookTimeoutMs + 5_000,
     ...(overrides.webhookRetryScheduleMs ? { retryScheduleMs: overrides.webhookRetryScheduleMs } : {}),
     ...(overrides.webhookPollIntervalMs ? { pollIntervalMs: overrides.webhookPollIntervalMs } : {}),
   });

@@ -1,0 +1,130 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { startInstance, type Instance } from '../test/cluster.ts';
+import { ADMIN_KEY, adminHeaders, api, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
+import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+
+/** Kills per run: a few in the test suite, 20 for the long run (CRASH_KILLS=20 npm test). */
+const KILLS = Number(process.env.CRASH_KILLS ?? 3);
+
+/** A POST on a connection of its own, so nothing rides a socket of a killed process. */
+function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', () => resolve(undefined));
+      },
+    );
+    req.on('error', () => resolve(undefined));
+    req.end(body);
+  });
+}
+
+test(
+  `SIGKILL at random moments (${KILLS} times) loses no acknowledged proof and no event`,
+  { timeout: 240_000 },
+  async () => {
+    const dataDir = makeDataDir();
+    const receiver = await startWebhookReceiver();
+    const env = {
+      DATABASE_URL: await testDatabaseUrl(dataDir),
+      SIGNING_KEYS_DIR: `${dataDir}/keys`,
+      SERVICE_ADMIN_KEY: ADMIN_KEY,
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      RATE_LIMIT_MAX: '0',
+    };
+    let instance: Instance = await startInstance(env);
+    const account = (await api(instance.baseUrl, '/api/accounts', { body: {}, headers: adminHeaders })).body
+      .account;
+    const key = (
+      await api(instance.baseUrl, `/api/accounts/${account.id}/api-keys`, { body: {}, headers: adminHeaders })
+    ).body.key as string;
+    const hook = await api(instance.baseUrl, `/api/accounts/${account.id}/webhooks`, {
+      body: { url: receiver.url },
+      headers: adminHeaders,
+    });
+    receiver.setSecret(hook.body.secret);
+
+    const acknowledged = new Map<string, string>(); // idempotencyKey → proof id
+    const keysSent: string[] = [];
+    try {
+      for (let kill = 0; kill < KILLS; kill++) {
+        let isRunning = true;
+        const workers = Array.from({ length: 8 }, async (_, worker) => {
+          for (let i = 0; isRunning; i++) {
+            // Some keys are sent again after a crash: a retry must find the proof, not make a second one.
+            const idempotencyKey =
+              i % 5 === 4 && keysSent.length > 0
+                ? keysSent[(i * 7919 + worker) % keysSent.length]!
+                : `crash-${kill}-${worker}-${i}`;
+            if (!keysSent.includes(idempotencyKey)) keysSent.push(idempotencyKey);
+            const body = notarizeBody({
+              idempotencyKey,
+              label: `crash ${idempotencyKey}`,
+              contentHash:
+                'sha256:' + Buffer.from(idempotencyKey).toString('hex').padEnd(64, '0').slice(0, 64),
+            });
+            const answer = await post(`${instance.baseUrl}/api/proof/notarize`, JSON.stringify(body), {
+              'x-service-key': key,
+            });
+            if (answer?.status === 200) {
+              const id = (JSON.parse(answer.body) as { proof: { id: string } }).proof.id;
+              const earlier = acknowledged.get(idempotencyKey);
+              assert.ok(earlier === undefined || earlier === id, `key ${idempotencyKey} answered two proofs`);
+              acknowledged.set(idempotencyKey, id);
+            } else if (answer === undefined) {
+              return; // the process is gone
+            }
+          }
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
+        await instance.stop('SIGKILL');
+        isRunning = false;
+        await Promise.all(workers);
+        instance = await startInstance(env);
+      }
+
+      // Every acknowledged proof is there and verifies; no key maps to two proofs.
+      for (const [idempotencyKey, id] of acknowledged) {
+        const res = await api(instance.baseUrl, `/api/verify/proofs/${id}`);
+        assert.equal(res.status, 200, id);
+        assert.equal(res.body.verified, true, id);
+        const search = await api(
+          instance.baseUrl,
+          `/api/proofs/search?idempotencyKey=${encodeURIComponent(idempotencyKey)}&accountId=${account.id}`,
+        );
+        assert.equal(search.body.proofs.length, 1, idempotencyKey);
+      }
+      assert.ok(acknowledged.size > KILLS * 10, `load was running (${acknowledged.size} proofs)`);
+
+      // Every acknowledged proof's event reaches the receiver, once the last instance has delivered them.
+      const expected = new Set(acknowledged.values());
+      // A delivery claimed by a killed instance is free again once its 20 s claim expires.
+      const deadline = Date.now() + 45_000;
+      const delivered = () =>
+        new Set(
+          receiver.received.map(
+            (r) => (r.verified as { data: { proof: { id: string } } } | undefined)?.data.proof.id,
+          ),
+        );
+      while ([...expected].some((id) => !delivered().has(id)) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const missing = [...expected].filter((id) => !delivered().has(id));
+      assert.deepEqual(missing, [], 'every acknowledged proof has its proof.created event delivered');
+    } finally {
+      await instance.stop('SIGKILL');
+      await receiver.close();
+    }
+  },
+);
