@@ -1,6 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { AccountsTable, ApiKeysTable } from '../db/schema.ts';
+import { isPlausibleId } from '../core/ids.ts';
 
 export type AccountRow = Selectable<AccountsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -14,6 +15,7 @@ export async function listAccounts(db: Db): Promise<AccountRow[]> {
 }
 
 export async function findAccount(db: Db, id: string): Promise<AccountRow | undefined> {
+  if (!isPlausibleId(id)) return undefined;
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -32,6 +34,7 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKeyRow[
 }
 
 export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  if (!isPlausibleId(id)) return undefined;
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -41,6 +44,7 @@ export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyR
 
 /** Revokes once: a second revoke changes nothing, so the first `revoked_at` stays. */
 export async function revokeApiKey(db: Db, id: string, now: number): Promise<void> {
+  if (!isPlausibleId(id)) return;
   await db
     .updateTable('api_keys')
     .set({ status: 'revoked', revoked_at: now })

@@ -21,3 +21,12 @@ export function isProofId(value: string): boolean {
 }
 
 export const ULID_PATTERN_SOURCE = ULID;
+
+/**
+ * Whether `value` could be an id this service issued (letters, digits and `_`). Anything else cannot
+ * name a stored resource, so lookups answer "not found" without asking the database (which may refuse
+ * such text outright: PostgreSQL rejects NUL bytes).
+ */
+export function isPlausibleId(value: string): boolean {
+  return /^[A-Za-z0-9_]{1,100}$/.test(value);
+}

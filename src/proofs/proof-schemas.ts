@@ -118,14 +118,15 @@ export const SearchQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
+        pattern: SINGLE_LINE,
         description:
           'Exact id, content hash, metadata hash or account id; or part of a label (case-insensitive).',
       }),
     ),
     contentHash: Type.Optional(Type.String({ pattern: CONTENT_HASH_PATTERN })),
     metadataHash: Type.Optional(Type.String({ pattern: CONTENT_HASH_PATTERN })),
-    accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 160 })),
+    accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: SINGLE_LINE })),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 160, pattern: SINGLE_LINE })),
     limit: Type.Optional(Limit),
     cursor: Type.Optional(Cursor),
   },

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
+import { isPlausibleId } from '../core/ids.ts';
 
 export type ProofRow = Selectable<ProofsTable>;
 export type NewProofRow = Insertable<ProofsTable>;
@@ -18,6 +19,7 @@ export interface ProofFilter {
 }
 
 export async function findById(db: Db, id: string): Promise<ProofRow | undefined> {
+  if (!isPlausibleId(id)) return undefined;
   return db.selectFrom('proofs').selectAll().where('id', '=', id).executeTakeFirst();
 }
 

@@ -38,7 +38,13 @@ describe('GET /api/proofs/{id}', () => {
   });
 
   test('an unknown or malformed id is 404 not_found', async () => {
-    for (const id of ['proof_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'nope', 'proof_%27%20or%201%3D1']) {
+    for (const id of [
+      'proof_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      'nope',
+      'proof_%27%20or%201%3D1',
+      '%00',
+      'proof_%E2%82%AC',
+    ]) {
       expectError(await api(server.baseUrl, `/api/proofs/${id}`), 404, 'not_found');
       expectError(await api(server.baseUrl, `/api/verify/proofs/${id}`), 404, 'not_found');
     }

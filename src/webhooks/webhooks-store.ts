@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
+import { isPlausibleId } from '../core/ids.ts';
 import type {
   WebhookDeliveriesTable,
   WebhookEventsTable,
@@ -17,6 +18,7 @@ export async function insertWebhook(db: Db, row: Insertable<WebhooksTable>): Pro
 }
 
 export async function findWebhook(db: Db, id: string): Promise<WebhookRow | undefined> {
+  if (!isPlausibleId(id)) return undefined;
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
