@@ -1,0 +1,197 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ADMIN_KEY, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+
+const CLI = path.join(import.meta.dirname, 'main.ts');
+
+let server: TestServer;
+let work: string;
+before(async () => {
+  server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY } });
+  work = makeDataDir();
+});
+after(async () => {
+  await server.close();
+  server.cleanup();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+const sha256 = async (text: string) =>
+  'sha256:' + (await import('node:crypto')).createHash('sha256').update(text).digest('hex');
+
+describe('hashproof stamp', () => {
+  test('a file: one proof, a .proof.json beside it, the page link printed; a re-run creates nothing new', async () => {
+    const file = path.join(work, 'report.pdf');
+    writeFileSync(file, 'quarterly numbers');
+    const first = await cli(['stamp', file, '--metadata', 'team=finance']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(
+      first.stdout,
+      new RegExp(`^stamped ${file}  ${server.baseUrl}/proof/proof_[0-9A-Z]{26}\\n$`),
+    );
+    const written = JSON.parse(readFileSync(`${file}.proof.json`, 'utf8'));
+    assert.equal(written.proof.contentHash, await sha256('quarterly numbers'));
+    assert.equal(written.proof.label, 'report.pdf');
+    assert.deepEqual(written.proof.metadataKeys, ['team']);
+    const again = await cli(['stamp', file, '--metadata', 'team=finance', '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    const result = JSON.parse(again.stdout);
+    assert.equal(result.idempotentReplay, true);
+    assert.equal(result.proof.id, written.proof.id);
+  });
+
+  test('a directory, recursively, skipping proof files', async () => {
+    const dir = path.join(work, 'release');
+    mkdirSync(path.join(dir, 'sub'), { recursive: true });
+    writeFileSync(path.join(dir, 'a.bin'), 'a');
+    writeFileSync(path.join(dir, 'sub', 'b.bin'), 'b');
+    const run = await cli(['stamp', dir, '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const results = JSON.parse(run.stdout);
+    assert.deepEqual(
+      results.map((r: { file: string }) => path.relative(dir, r.file)),
+      ['a.bin', 'sub/b.bin'],
+    );
+    const rerun = await cli(['stamp', dir, '--json']);
+    assert.deepEqual(
+      JSON.parse(rerun.stdout).map((r: { idempotentReplay: boolean }) => r.idempotentReplay),
+      [true, true],
+    );
+  });
+
+  test('standard input', async () => {
+    const run = await cli(['stamp', '-', '--label', 'piped build log', '--json'], {
+      stdin: 'log line 1\nlog line 2\n',
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout);
+    assert.equal(result.proof.contentHash, await sha256('log line 1\nlog line 2\n'));
+    assert.equal(result.proof.label, 'piped build log');
+  });
+
+  test('a large file is hashed as a stream, in bounded memory', async () => {
+    const file = path.join(work, 'big.img');
+    const fd = openSync(file, 'w');
+    ftruncateSync(fd, 512 * 2 ** 20); // 512 MiB of zeros, sparse on disk
+    closeSync(fd);
+    const run = await cli(['stamp', file, '--json'], { env: { HASHPROOF_REPORT_MAX_RSS: '1' } });
+    assert.equal(run.code, 0, run.stderr);
+    const maxRssKb = Number(/maxRSS (\d+)/.exec(run.stderr)?.[1]);
+    assert.ok(maxRssKb > 0 && maxRssKb < 200 * 1024, `max RSS ${maxRssKb} kB for a 512 MiB file`);
+    // sha256 of 512 MiB of zero bytes, from sha256sum
+    assert.equal(
+      JSON.parse(run.stdout).proof.contentHash,
+      'sha256:9acca8e8c22201155389f65abbf6bc9723edc7384ead80503839f49dcc56d767',
+    );
+  });
+});
+
+describe('hashproof verify', () => {
+  test('a good file passes (exit 0); a modified file or a tampered proof fails (exit 1)', async () => {
+    const file = path.join(work, 'model.bin');
+    writeFileSync(file, 'weights v1');
+    assert.equal((await cli(['stamp', file])).code, 0);
+    const good = await cli(['verify', file, '--online']);
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+    assert.match(good.stdout, /^ok {3}contentHash/m);
+    assert.match(good.stdout, /^ok {3}signature: the service confirms/m);
+
+    writeFileSync(file, 'weights v2');
+    const modified = await cli(['verify', file]);
+    assert.equal(modified.code, 1);
+    assert.match(modified.stdout, /^FAIL contentHash/m);
+
+    writeFileSync(file, 'weights v1');
+    const proofFile = `${file}.proof.json`;
+    const document = JSON.parse(readFileSync(proofFile, 'utf8'));
+    document.proof.label = 'forged';
+    const tampered = path.join(work, 'tampered.proof.json');
+    writeFileSync(tampered, JSON.stringify(document));
+    const forged = await cli(['verify', file, tampered, '--online', '--json']);
+    assert.equal(forged.code, 1);
+    const report = JSON.parse(forged.stdout);
+    assert.equal(report.ok, false);
+    assert.equal(report.checks.find((c: { name: string }) => c.name === 'signature').status, 'invalid');
+  });
+});
+
+describe('reads, administration and errors', () => {
+  test('show and search', async () => {
+    const file = path.join(work, 'notes.txt');
+    writeFileSync(file, 'meeting notes');
+    const stamped = JSON.parse((await cli(['stamp', file, '--json'])).stdout);
+    const shown = await cli(['show', stamped.url, '--json']);
+    assert.equal(shown.code, 0);
+    assert.equal(JSON.parse(shown.stdout).id, stamped.proof.id);
+    const found = await cli(['search', '--file', file]);
+    assert.match(found.stdout, new RegExp(stamped.proof.id));
+  });
+
+  test('admin commands create an account, a key (usable at once) and list them', async () => {
+    const env = { SERVICE_ADMIN_KEY: ADMIN_KEY };
+    const account = JSON.parse(
+      (await cli(['admin', 'accounts', 'create', '--name', 'CLI Co'], { env })).stdout,
+    ).account;
+    const created = JSON.parse((await cli(['admin', 'keys', 'create', account.id], { env })).stdout);
+    assert.match(created.key, /^hp_/);
+    const file = path.join(work, 'keyed.txt');
+    writeFileSync(file, 'keyed content');
+    const stamped = await cli(['stamp', file, '--json'], { env: { HASHPROOF_API_KEY: created.key } });
+    assert.equal(JSON.parse(stamped.stdout).proof.accountId, account.id);
+    const listed = await cli(['admin', 'keys', 'list', account.id], { env });
+    assert.ok(!listed.stdout.includes(created.key), 'listings never show the raw key');
+    const revoked = await cli(['admin', 'keys', 'revoke', created.apiKey.id], { env });
+    assert.equal(JSON.parse(revoked.stdout).apiKey.status, 'revoked');
+    const refused = await cli(['stamp', file], { env: { HASHPROOF_API_KEY: created.key } });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /revoked \(401 unauthorized\)/);
+  });
+
+  test('usage errors exit 2, an unreachable service 3, with one line and no stack trace', async () => {
+    for (const args of [
+      ['nonsense'],
+      ['stamp'],
+      ['verify'],
+      ['show', 'nothing'],
+      ['stamp', '--bogus', 'x'],
+    ]) {
+      const run = await cli(args);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.doesNotMatch(run.stderr, /\n\s+at /);
+    }
+    const file = path.join(work, 'offline.txt');
+    writeFileSync(file, 'x');
+    const down = await cli(['stamp', file], { env: { HASHPROOF_URL: 'http://127.0.0.1:9' } });
+    assert.equal(down.code, 3, down.stderr);
+    assert.match(down.stderr, /^hashproof: cannot reach http:\/\/127\.0\.0\.1:9/);
+    assert.doesNotMatch(down.stderr, /\n\s+at /);
+    for (const command of ['stamp', 'verify', 'show', 'search', 'admin', 'serve']) {
+      const help = await cli([command, '--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, /^Usage: hashproof/);
+    }
+  });
+});

@@ -1,0 +1,359 @@
+#!/usr/bin/env node
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { signingMessage } from '../core/proof-signature.ts';
+import {
+  createClient,
+  hashFile,
+  HashproofError,
+  verifyOffline,
+  type HashproofClient,
+  type Proof,
+} from '../client/client.ts';
+
+const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
+
+class UsageError extends Error {}
+
+const HELP: Record<string, string> = {
+  main: `hashproof: timestamped proofs of SHA-256 hashes
+
+Usage: hashproof <command> [options]
+
+Commands:
+  stamp <file|dir|->…     hash files locally and create one proof per file (writes <file>.proof.json)
+  verify <file> [proof]   check a file against its proof (offline; --online also asks the service)
+  show <proof-id|url>     print a proof
+  search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
+  admin <area> <action>   accounts, keys and webhooks (needs SERVICE_ADMIN_KEY)
+  serve                   run the service (--port, --database, --mode)
+
+Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help
+Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached`,
+  stamp: `Usage: hashproof stamp <file|dir|->… [--label L] [--metadata key=value]… [--out F] [--api-key K] [--json]
+
+Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
+label, so running the command again never creates (or pays for) a second proof. A directory is stamped
+file by file (recursively, skipping *.proof.json); - reads standard input. Writes <file>.proof.json
+beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.`,
+  verify: `Usage: hashproof verify <file> [proof.json] [--online] [--json]
+
+Checks that the file's SHA-256 is the proof's contentHash and that the proof is well formed; with
+--online, also asks the service to check the signature. Exit 0 only when every check passes.`,
+  show: 'Usage: hashproof show <proof-id|proof-url> [--json]',
+  search:
+    'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',
+  admin: `Usage: hashproof admin <area> <action> [args] (admin key from SERVICE_ADMIN_KEY)
+  admin accounts list | create [--name N] [--owner O]
+  admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>
+  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
+  serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
+};
+
+const OPTIONS = {
+  url: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  label: { type: 'string' },
+  metadata: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  'api-key': { type: 'string' },
+  online: { type: 'boolean' },
+  q: { type: 'string' },
+  'content-hash': { type: 'string' },
+  file: { type: 'string' },
+  account: { type: 'string' },
+  limit: { type: 'string' },
+  name: { type: 'string' },
+  owner: { type: 'string' },
+  'webhook-url': { type: 'string' },
+  events: { type: 'string' },
+  port: { type: 'string' },
+  database: { type: 'string' },
+  mode: { type: 'string' },
+} satisfies ParseArgsConfig['options'];
+
+type Values = ReturnType<typeof parse>['values'];
+const parse = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (command === undefined || (values.help && !(command in HELP))) return (print(HELP.main!), EXIT.ok);
+  if (values.help) return (print(HELP[command]!), EXIT.ok);
+  const client = createClient({
+    baseUrl: values.url ?? process.env.HASHPROOF_URL ?? 'http://127.0.0.1:8080',
+    apiKey: values['api-key'] ?? process.env.HASHPROOF_API_KEY,
+    adminKey: process.env.SERVICE_ADMIN_KEY,
+  });
+  switch (command) {
+    case 'stamp':
+      return stamp(client, rest, values);
+    case 'verify':
+      return verify(client, rest, values);
+    case 'show':
+      return show(client, rest, values);
+    case 'search':
+      return search(client, values);
+    case 'admin':
+      return admin(client, rest, values);
+    case 'serve':
+      return serve(values);
+    default:
+      throw new UsageError(`unknown command ${command}; see hashproof --help`);
+  }
+}
+
+async function stamp(client: HashproofClient, inputs: string[], values: Values): Promise<number> {
+  if (inputs.length === 0) throw new UsageError('stamp needs at least one file, directory or -');
+  const metadata = parseMetadata(values.metadata ?? []);
+  const files: string[] = [];
+  for (const input of inputs) files.push(...(input === '-' ? ['-'] : await listFiles(input)));
+  if (values.out && files.length !== 1) throw new UsageError('--out works with a single input');
+  const results = [];
+  for (const file of files) {
+    const contentHash = file === '-' ? await hashStdin() : await hashFile(file, progress(file));
+    const label = values.label ?? (file === '-' ? 'stdin' : path.basename(file));
+    const idempotencyKey =
+      'stamp-' + createHash('sha256').update(`${contentHash}\n${label}`).digest('hex').slice(0, 40);
+    const result = await client.notarize({
+      contentHash,
+      label,
+      idempotencyKey,
+      ...(metadata ? { metadata } : {}),
+    });
+    const pageUrl = client.baseUrl + result.links.proof;
+    const document = {
+      proof: result.proof,
+      links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
+      service: client.baseUrl,
+    };
+    const outFile = values.out ?? (file === '-' ? undefined : `${file}.proof.json`);
+    if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
+    results.push({
+      file,
+      proofFile: outFile ?? null,
+      idempotentReplay: result.idempotentReplay,
+      proof: result.proof,
+      url: pageUrl,
+    });
+    if (!values.json) print(`${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file}  ${pageUrl}`);
+  }
+  if (values.json) print(JSON.stringify(results.length === 1 ? results[0] : results, null, 2));
+  return EXIT.ok;
+}
+
+async function verify(client: HashproofClient, [file, proofFile]: string[], values: Values): Promise<number> {
+  if (file === undefined) throw new UsageError('verify needs a file');
+  const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
+    proof?: Proof;
+  } & Proof;
+  const proof = document.proof ?? document;
+  const checks = verifyOffline(proof, await hashFile(file));
+  if (values.online) {
+    try {
+      // The service vouches for its stored proof; the file must be that proof, field for field.
+      const report = await client.verify(proof.id);
+      const stored = (await client.getProof(proof.id)).proof;
+      const matches =
+        report.verified &&
+        stored.signature === proof.signature &&
+        signingMessage(stored) === signingMessage(proof);
+      checks.splice(2, 1, {
+        name: 'signature',
+        status: matches ? 'valid' : 'invalid',
+        message: matches ? 'the service confirms the signature' : 'the service does not confirm this proof',
+      });
+    } catch (error) {
+      if (error instanceof HashproofError && error.status === 404) {
+        checks.splice(2, 1, {
+          name: 'signature',
+          status: 'invalid',
+          message: 'the service has no such proof',
+        });
+      } else throw error;
+    }
+  }
+  const isOk = checks.every((c) => c.status !== 'invalid');
+  if (values.json) print(JSON.stringify({ ok: isOk, proofId: proof.id, checks }, null, 2));
+  else
+    for (const c of checks)
+      print(
+        `${c.status === 'valid' ? 'ok  ' : c.status === 'invalid' ? 'FAIL' : 'skip'} ${c.name}: ${c.message}`,
+      );
+  return isOk ? EXIT.ok : EXIT.failed;
+}
+
+async function show(client: HashproofClient, [ref]: string[], values: Values): Promise<number> {
+  const id = ref?.match(/proof_[0-9A-HJKMNP-TV-Z]{26}/)?.[0];
+  if (id === undefined) throw new UsageError('show needs a proof id or proof URL');
+  const { proof } = await client.getProof(id);
+  if (values.json) print(JSON.stringify(proof, null, 2));
+  else print(describe(proof));
+  return EXIT.ok;
+}
+
+async function search(client: HashproofClient, values: Values): Promise<number> {
+  const contentHash = values.file ? await hashFile(values.file) : values['content-hash'];
+  const page = await client.search({
+    q: values.q,
+    contentHash,
+    accountId: values.account,
+    limit: values.limit === undefined ? undefined : Number(values.limit),
+  });
+  if (values.json) print(JSON.stringify(page, null, 2));
+  else
+    for (const proof of page.proofs)
+      print(`${proof.id}  ${proof.timestamp}  ${proof.contentHash}  ${proof.label}`);
+  return EXIT.ok;
+}
+
+async function admin(
+  client: HashproofClient,
+  [area, action, arg]: string[],
+  values: Values,
+): Promise<number> {
+  if (!process.env.SERVICE_ADMIN_KEY) throw new UsageError('set SERVICE_ADMIN_KEY to the administrator key');
+  const need = (what: string) => {
+    if (arg === undefined) throw new UsageError(`admin ${area} ${action} needs ${what}`);
+    return arg;
+  };
+  const a = client.admin;
+  const run: Record<string, () => Promise<unknown>> = {
+    'accounts list': () => a.listAccounts(),
+    'accounts create': () =>
+      a.createAccount({
+        ...(values.name ? { name: values.name } : {}),
+        ...(values.owner ? { ownerLabel: values.owner } : {}),
+      }),
+    'keys list': () => a.listApiKeys(need('an account id')),
+    'keys create': () => a.createApiKey(need('an account id'), values.name ? { name: values.name } : {}),
+    'keys revoke': () => a.revokeApiKey(need('a key id')),
+    'webhooks list': () => a.listWebhooks(need('an account id')),
+    'webhooks create': () => {
+      if (!values['webhook-url']) throw new UsageError('admin webhooks create needs --webhook-url');
+      return a.createWebhook(need('an account id'), {
+        url: values['webhook-url'],
+        ...(values.events ? { events: values.events.split(',') } : {}),
+        ...(values.name ? { name: values.name } : {}),
+      });
+    },
+    'webhooks test': () => a.testWebhook(need('a webhook id')),
+  };
+  const operation = run[`${area} ${action}`];
+  if (operation === undefined) throw new UsageError(HELP.admin);
+  print(JSON.stringify(await operation(), null, 2));
+  return EXIT.ok;
+}
+
+async function serve(values: Values): Promise<number> {
+  const env = { ...process.env };
+  if (values.port) env.PORT = values.port;
+  if (values.database) env.DATABASE_URL = values.database;
+  if (values.mode) env.PAYMENT_MODE = values.mode;
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, '../main.ts')], {
+    env,
+    stdio: 'inherit',
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+}
+
+function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const metadata: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata takes key=value, got ${JSON.stringify(pair)}`);
+    metadata[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return metadata;
+}
+
+async function listFiles(input: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(input);
+  } catch {
+    throw new UsageError(`no such file or directory: ${input}`);
+  }
+  if (!info.isDirectory()) return [input];
+  const entries = await readdir(input, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && !e.name.endsWith('.proof.json'))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
+
+async function hashStdin(): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of process.stdin) hash.update(chunk as Buffer);
+  return 'sha256:' + hash.digest('hex');
+}
+
+/** A progress line on a terminal for files over 64 MiB; nothing when piped. */
+function progress(file: string): ((bytes: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let total = 0;
+  let last = 0;
+  void stat(file).then((s) => (total = s.size));
+  return (bytes) => {
+    if (total < 64 * 2 ** 20 || bytes - last < 16 * 2 ** 20) return;
+    last = bytes;
+    process.stderr.write(
+      `\rhashing ${path.basename(file)} ${Math.floor((100 * bytes) / total)}%${bytes >= total ? '\n' : ''}`,
+    );
+  };
+}
+
+function describe(proof: Proof): string {
+  return [
+    `id          ${proof.id}`,
+    `timestamp   ${proof.timestamp}`,
+    `label       ${proof.label}`,
+    `contentHash ${proof.contentHash}`,
+    `metadata    ${proof.metadataHash} (keys: ${proof.metadataKeys.join(', ') || 'none'})`,
+    `verified    ${proof.verified}`,
+    `signature   ${proof.signature} (key ${proof.keyId})`,
+  ].join('\n');
+}
+
+function print(text: string): void {
+  process.stdout.write(text + '\n');
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (process.env.HASHPROOF_REPORT_MAX_RSS)
+      process.stderr.write(`maxRSS ${process.resourceUsage().maxRSS}\n`);
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`hashproof: ${error.message}\n`);
+      process.exitCode = EXIT.usage;
+    } else if (error instanceof HashproofError) {
+      process.stderr.write(
+        `hashproof: ${error.message}${error.code === 'network_error' ? '' : ` (${error.status} ${error.code})`}\n`,
+      );
+      process.exitCode = error.isNetworkError ? EXIT.network : EXIT.failed;
+    } else if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === 'ENOENT') {
+      process.stderr.write(`hashproof: ${(error as Error).message}\n`);
+      process.exitCode = EXIT.failed;
+    } else {
+      process.stderr.write(
+        `hashproof: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      process.exitCode = EXIT.failed;
+    }
+  },
+);

@@ -1,0 +1,274 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { signingMessage } from '../core/proof-signature.ts';
+
+/** An error answered by the service (its error envelope), or a network failure (`status` 0). */
+export class HashproofError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  constructor(status: number, code: string, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'HashproofError';
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+  get isNetworkError(): boolean {
+    return this.status === 0;
+  }
+}
+
+export interface Proof {
+  id: string;
+  verified: boolean;
+  timestamp: string;
+  contentHash: string;
+  label: string;
+  metadataHash: string;
+  metadataKeys: string[];
+  signature: string;
+  keyId: string;
+  accountId: string | null;
+  payment: { network: string; payer: string; transaction: string; amount: string } | null;
+}
+
+export interface NotarizeInput {
+  contentHash: string;
+  label: string;
+  metadata?: Record<string, unknown>;
+  idempotencyKey: string;
+}
+
+export interface NotarizeResult {
+  ok: boolean;
+  mode: 'demo' | 'x402';
+  idempotentReplay: boolean;
+  proof: Proof;
+  links: { proof: string; verify: string };
+}
+
+export interface ProofPage {
+  ok: boolean;
+  proofs: Proof[];
+  limit: number;
+  nextCursor: string | null;
+}
+
+export interface SearchParams {
+  q?: string;
+  contentHash?: string;
+  metadataHash?: string;
+  accountId?: string;
+  idempotencyKey?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  /** Sent as X-Service-Key: proofs are created for the key's account, without payment. */
+  apiKey?: string;
+  /** Sent as X-Service-Admin-Key on administrator calls. */
+  adminKey?: string;
+  /**
+   * A fetch that pays x402 challenges (for example `wrapFetchWithPayment` from `@x402/fetch`); plain
+   * `fetch` by default, which surfaces a 402 as a HashproofError with code `payment_required`.
+   */
+  fetch?: typeof fetch;
+  /** Attempts for a request that failed on the network or with a 5xx (default 3). */
+  attempts?: number;
+}
+
+/** `sha256:` + hex SHA-256 of a file, read as a stream (constant memory, whatever the size). */
+export async function hashFile(path: string, onProgress?: (bytes: number) => void): Promise<string> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+    onProgress?.(bytes);
+  }
+  return 'sha256:' + hash.digest('hex');
+}
+
+export interface OfflineCheck {
+  name: string;
+  status: 'valid' | 'invalid' | 'unavailable';
+  message: string;
+}
+
+/**
+ * Checks a proof with nothing but the proof and the content: the content hash matches, and the fields
+ * form a well-formed signing message. The HMAC signature can only be checked by the service (online).
+ */
+export function verifyOffline(proof: Proof, contentHash: string): OfflineCheck[] {
+  const hashMatches = proof.contentHash.toLowerCase() === contentHash.toLowerCase();
+  const checks: OfflineCheck[] = [
+    {
+      name: 'contentHash',
+      status: hashMatches ? 'valid' : 'invalid',
+      message: hashMatches
+        ? 'the content hashes to the proof’s contentHash'
+        : `the content hashes to ${contentHash}, the proof says ${proof.contentHash}`,
+    },
+  ];
+  let isWellFormed =
+    /^proof_[0-9A-HJKMNP-TV-Z]{26}$/.test(proof.id) &&
+    !Number.isNaN(Date.parse(proof.timestamp)) &&
+    /^hmac-sha256:[0-9a-f]{64}$/.test(proof.signature);
+  try {
+    signingMessage(proof);
+  } catch {
+    isWellFormed = false;
+  }
+  checks.push({
+    name: 'format',
+    status: isWellFormed ? 'valid' : 'invalid',
+    message: isWellFormed ? 'the proof is well formed' : 'the proof file is malformed',
+  });
+  checks.push({
+    name: 'signature',
+    status: 'unavailable',
+    message: 'an HMAC signature is checked by the service: use --online',
+  });
+  return checks;
+}
+
+/** A typed client of the hashproof HTTP API. Safe retries: a notarize retry reuses its idempotency key. */
+export function createClient(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const attempts = options.attempts ?? 3;
+
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
+    let lastError: HashproofError | undefined;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(base + path, {
+          method,
+          headers: {
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...headers,
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      } catch (error) {
+        lastError = new HashproofError(
+          0,
+          'network_error',
+          `cannot reach ${base}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
+        );
+        await pause(attempt);
+        continue;
+      }
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      if (response.ok) return parsed as T;
+      const envelope = (
+        parsed as
+          { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined
+      )?.error;
+      lastError = new HashproofError(
+        response.status,
+        envelope?.code ?? `http_${response.status}`,
+        envelope?.message ?? `${method} ${path} answered ${response.status}`,
+        envelope?.details ?? {},
+      );
+      if (response.status < 500) throw lastError;
+      await pause(attempt);
+    }
+    throw lastError ?? new HashproofError(0, 'network_error', 'no attempt made');
+  }
+
+  const keyHeaders = (): Record<string, string> =>
+    options.apiKey ? { 'x-service-key': options.apiKey } : {};
+  const adminHeaders = (): Record<string, string> =>
+    options.adminKey ? { 'x-service-admin-key': options.adminKey } : {};
+  const query = (params: object) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(params))
+      if (value !== undefined) search.set(key, String(value));
+    const text = search.toString();
+    return text ? `?${text}` : '';
+  };
+  const id = (value: string) => encodeURIComponent(value);
+
+  return {
+    baseUrl: base,
+    notarize: (input: NotarizeInput) =>
+      call<NotarizeResult>('POST', '/api/proof/notarize', input, keyHeaders()),
+    getProof: (proofId: string) =>
+      call<{ ok: boolean; proof: Proof; links: NotarizeResult['links'] }>(
+        'GET',
+        `/api/proofs/${id(proofId)}`,
+      ),
+    verify: (proofId: string) =>
+      call<{
+        ok: boolean;
+        proofId: string;
+        verified: boolean;
+        checks: Record<string, { status: string; message: string }>;
+        checkedAt: string;
+      }>('GET', `/api/verify/proofs/${id(proofId)}`),
+    recent: (params: { limit?: number; cursor?: string } = {}) =>
+      call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
+    search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),
+    verifyOffline,
+    admin: {
+      listAccounts: () => call<{ accounts: unknown[] }>('GET', '/api/accounts', undefined, adminHeaders()),
+      createAccount: (body: { name?: string; ownerLabel?: string } = {}) =>
+        call<{ account: { id: string } }>('POST', '/api/accounts', body, adminHeaders()),
+      listApiKeys: (accountId: string) =>
+        call<{ apiKeys: unknown[] }>(
+          'GET',
+          `/api/accounts/${id(accountId)}/api-keys`,
+          undefined,
+          adminHeaders(),
+        ),
+      createApiKey: (accountId: string, body: { name?: string; scopes?: string[] } = {}) =>
+        call<{ apiKey: { id: string }; key: string }>(
+          'POST',
+          `/api/accounts/${id(accountId)}/api-keys`,
+          body,
+          adminHeaders(),
+        ),
+      revokeApiKey: (keyId: string) =>
+        call<{ apiKey: unknown }>('POST', `/api/api-keys/${id(keyId)}/revoke`, {}, adminHeaders()),
+      listWebhooks: (accountId: string) =>
+        call<{ webhooks: unknown[] }>(
+          'GET',
+          `/api/accounts/${id(accountId)}/webhooks`,
+          undefined,
+          adminHeaders(),
+        ),
+      createWebhook: (accountId: string, body: { url: string; name?: string; events?: string[] }) =>
+        call<{ webhook: { id: string }; secret: string }>(
+          'POST',
+          `/api/accounts/${id(accountId)}/webhooks`,
+          body,
+          adminHeaders(),
+        ),
+      testWebhook: (webhookId: string) =>
+        call<{ delivery: unknown }>('POST', `/api/webhooks/${id(webhookId)}/test`, {}, adminHeaders()),
+    },
+  };
+}
+
+export type HashproofClient = ReturnType<typeof createClient>;
+
+function pause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (attempt - 1)));
+}
