@@ -1,8 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:http';
-import { startInstance, type Instance } from '../test/cluster.ts';
+import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
 import {
   ADMIN_KEY,
   adminHeaders,
@@ -131,24 +130,3 @@ describe('several instances behind one address', { skip }, () => {
     }
   });
 });
-
-/** A POST on a connection of its own (no keep-alive pool), so no request rides a socket of a dead process. */
-function postOnFreshConnection(
-  url: string,
-  body: string,
-): Promise<{ status: number; body: string } | undefined> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', () => resolve(undefined));
-      },
-    );
-    req.on('error', () => resolve(undefined));
-    req.end(body);
-  });
-}

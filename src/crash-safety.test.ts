@@ -1,34 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
-import { startInstance, type Instance } from '../test/cluster.ts';
+import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
 import { ADMIN_KEY, adminHeaders, api, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
 
 /** Kills per run: a few in the test suite, 20 for the long run (CRASH_KILLS=20 npm test). */
 const KILLS = Number(process.env.CRASH_KILLS ?? 3);
-
-/** A POST on a connection of its own, so nothing rides a socket of a killed process. */
-function post(
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-): Promise<{ status: number; body: string } | undefined> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', () => resolve(undefined));
-      },
-    );
-    req.on('error', () => resolve(undefined));
-    req.end(body);
-  });
-}
 
 test(
   `SIGKILL at random moments (${KILLS} times) loses no acknowledged proof and no event`,
@@ -74,9 +51,13 @@ test(
               contentHash:
                 'sha256:' + Buffer.from(idempotencyKey).toString('hex').padEnd(64, '0').slice(0, 64),
             });
-            const answer = await post(`${instance.baseUrl}/api/proof/notarize`, JSON.stringify(body), {
-              'x-service-key': key,
-            });
+            const answer = await postOnFreshConnection(
+              `${instance.baseUrl}/api/proof/notarize`,
+              JSON.stringify(body),
+              {
+                'x-service-key': key,
+              },
+            );
             if (answer?.status === 200) {
               const id = (JSON.parse(answer.body) as { proof: { id: string } }).proof.id;
               const earlier = acknowledged.get(idempotencyKey);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import path from 'node:path';
 import { freePort } from './helper.ts';
 
@@ -46,4 +47,26 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   }
   await instance.stop('SIGKILL');
   throw new Error(`instance did not become healthy:\n${output}`);
+}
+
+/** A POST on a connection of its own (no keep-alive pool), so no request rides a socket of a dead process. */
+export function postOnFreshConnection(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', () => resolve(undefined));
+      },
+    );
+    req.on('error', () => resolve(undefined));
+    req.end(body);
+  });
 }

@@ -2,7 +2,7 @@ import type { IdGenerator } from '../core/ids.ts';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from '../core/secrets.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
-import type { Clock } from '../platform/clock.ts';
+import { isoTime, isoTimeOrNull, type Clock } from '../platform/clock.ts';
 import type { Account, ApiKey, CreateAccountBody, CreateApiKeyBody, Scope } from './accounts-schemas.ts';
 import * as store from './accounts-store.ts';
 import type { AccountRow, ApiKeyRow } from './accounts-store.ts';
@@ -134,17 +134,14 @@ export class AccountsService {
   }
 }
 
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
-
 function toAccount(row: AccountRow): Account {
   return {
     id: row.id,
     name: row.name,
     ownerLabel: row.owner_label,
     status: 'active',
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 
@@ -156,8 +153,8 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     keyPrefix: row.key_prefix,
     scopes: JSON.parse(row.scopes) as string[],
     status: row.status === 'revoked' ? 'revoked' : 'active',
-    createdAt: iso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
+    createdAt: isoTime(row.created_at),
+    lastUsedAt: isoTimeOrNull(row.last_used_at),
+    revokedAt: isoTimeOrNull(row.revoked_at),
   };
 }

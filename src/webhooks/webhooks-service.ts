@@ -3,13 +3,13 @@ import type { IdGenerator } from '../core/ids.ts';
 import { generateWebhookSecret } from '../core/secrets.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
-import type { Clock } from '../platform/clock.ts';
+import { isoTime, isoTimeOrNull, type Clock } from '../platform/clock.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
 import type { WebhookDispatcher } from './webhook-dispatcher.ts';
 import { validateWebhookUrl } from './webhook-url.ts';
 import type { CreateWebhookBody, Delivery, EventType, Webhook } from './webhooks-schemas.ts';
 import * as store from './webhooks-store.ts';
-import type { DeliveryRow, WebhookRow } from './webhooks-store.ts';
+import type { DeliveryRow, TaskRow, WebhookRow } from './webhooks-store.ts';
 
 const RECENT_DELIVERIES = 20;
 
@@ -78,18 +78,8 @@ export class WebhooksService {
       timestamp: new Date(now).toISOString(),
       data: { webhook: { id: row.id, name: row.name, url: row.url } },
     };
-    const task = {
-      id: this.#deps.ids.next('task', now),
-      event_id: eventId,
-      webhook_id: row.id,
-      // The test attempt is made right here, not by the dispatcher.
-      status: 'test',
-      attempts: 0,
-      next_attempt_at: now,
-      lease_owner: null,
-      lease_until: null,
-      created_at: now,
-    };
+    // The test attempt is made right here, not by the dispatcher, which claims only pending tasks.
+    const task = this.#newTask(eventId, row.id, now, 'test');
     await store.insertEvents(
       this.#deps.db,
       [
@@ -146,25 +136,27 @@ export class WebhooksService {
         created_at: now,
       });
       for (const webhook of subscribers) {
-        tasks.push({
-          id: this.#deps.ids.next('task', now),
-          event_id: id,
-          webhook_id: webhook.id,
-          status: 'pending',
-          attempts: 0,
-          next_attempt_at: now,
-          lease_owner: null,
-          lease_until: null,
-          created_at: now,
-        });
+        tasks.push(this.#newTask(id, webhook.id, now, 'pending'));
       }
     }
     await store.insertEvents(trx, events, tasks);
     return tasks.length;
   }
-}
 
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
+  #newTask(eventId: string, webhookId: string, now: number, status: 'pending' | 'test'): TaskRow {
+    return {
+      id: this.#deps.ids.next('task', now),
+      event_id: eventId,
+      webhook_id: webhookId,
+      status,
+      attempts: 0,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_until: null,
+      created_at: now,
+    };
+  }
+}
 
 function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -174,8 +166,8 @@ function toWebhook(row: WebhookRow): Webhook {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     status: row.status === 'disabled' ? 'disabled' : 'active',
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 
@@ -193,7 +185,7 @@ function toDelivery(row: DeliveryRow): Delivery {
     durationMs: row.duration_ms,
     error: row.error,
     responseExcerpt: row.response_excerpt,
-    createdAt: iso(row.created_at),
-    nextAttemptAt: row.next_attempt_at === null ? null : iso(row.next_attempt_at),
+    createdAt: isoTime(row.created_at),
+    nextAttemptAt: isoTimeOrNull(row.next_attempt_at),
   };
 }
