@@ -14,6 +14,7 @@ import { computeSecurityHeaders, contentSecurityPolicy } from './http/security-h
 import { createValidatorCompiler } from './http/validation.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
+import { keysRoutes } from './keys/keys-routes.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { Delivery, Webhook } from './webhooks/webhooks-schemas.ts';
 import { webhooksRoutes } from './webhooks/webhooks-routes.ts';
@@ -143,7 +144,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   }
   app.addHook('onRequest', apiKeys.refuse);
 
-  const routes = [healthRoutes, proofsRoutes, accountsRoutes, webhooksRoutes];
+  const routes = [healthRoutes, proofsRoutes, keysRoutes, accountsRoutes, webhooksRoutes];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;
 }

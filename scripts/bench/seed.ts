@@ -3,7 +3,8 @@ import { loadConfig } from '../../src/config.ts';
 import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { metadataHash, sha256Hex } from '../../src/core/hashing.ts';
 import { createIdGenerator } from '../../src/core/ids.ts';
-import { hmacSign } from '../../src/core/proof-signature.ts';
+import { hmacSign, signingMessage } from '../../src/core/proof-signature.ts';
+import { signReceipt } from '../../src/core/receipt.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { NewProofRow } from '../../src/proofs/proofs-store.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
@@ -39,6 +40,7 @@ export async function seed(
   const database = await openDatabase(config.database);
   const ids = createIdGenerator();
   const key = keyring.active;
+  const receiptKey = keyring.activeReceiptKey;
   const start = Date.now() - count;
   const metaHash = metadataHash({ source: 'seed' });
   const batchSize = 2000;
@@ -76,6 +78,8 @@ export async function seed(
           payment_payer: null,
           payment_transaction: null,
           payment_amount: null,
+          receipt: signReceipt(receiptKey.privateKey, signingMessage(fields)),
+          receipt_key_id: receiptKey.keyId,
         });
       }
       await database.db.transaction().execute(async (trx) => {

@@ -114,6 +114,9 @@ describe('hashproof verify', () => {
     const file = path.join(work, 'model.bin');
     writeFileSync(file, 'weights v1');
     assert.equal((await cli(['stamp', file])).code, 0);
+    const offline = await cli(['verify', file]);
+    assert.equal(offline.code, 0, offline.stdout + offline.stderr);
+    assert.match(offline.stdout, /^ok {3}receipt: the Ed25519 receipt verifies/m);
     const good = await cli(['verify', file, '--online']);
     assert.equal(good.code, 0, good.stdout + good.stderr);
     assert.match(good.stdout, /^ok {3}contentHash/m);
@@ -130,6 +133,12 @@ describe('hashproof verify', () => {
     document.proof.label = 'forged';
     const tampered = path.join(work, 'tampered.proof.json');
     writeFileSync(tampered, JSON.stringify(document));
+    const forgedOffline = await cli(['verify', file, tampered, '--json']);
+    assert.equal(forgedOffline.code, 1, 'the receipt catches the change with no service at all');
+    assert.equal(
+      JSON.parse(forgedOffline.stdout).checks.find((c: { name: string }) => c.name === 'receipt').status,
+      'invalid',
+    );
     const forged = await cli(['verify', file, tampered, '--online', '--json']);
     assert.equal(forged.code, 1);
     const report = JSON.parse(forged.stdout);

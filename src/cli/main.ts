@@ -12,6 +12,7 @@ import {
   verifyOffline,
   type HashproofClient,
   type Proof,
+  type PublicKeyEntry,
 } from '../client/client.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
@@ -132,10 +133,17 @@ async function stamp(client: HashproofClient, inputs: string[], values: Values):
       ...(metadata ? { metadata } : {}),
     });
     const pageUrl = client.baseUrl + result.links.proof;
+    const receiptKeyId = result.proof.receipt?.keyId;
+    const receiptKey = receiptKeyId
+      ? (await keysOf(client)).find((k) => k.keyId === receiptKeyId)
+      : undefined;
     const document = {
       proof: result.proof,
       links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
       service: client.baseUrl,
+      // The public key that signed the receipt, so the file verifies offline. Compare it with the
+      // service's /.well-known/hashproof-keys.json (or a copy you trust) to know it is the service's.
+      keys: receiptKey ? [receiptKey] : [],
     };
     const outFile = values.out ?? (file === '-' ? undefined : `${file}.proof.json`);
     if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
@@ -156,9 +164,11 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
   if (file === undefined) throw new UsageError('verify needs a file');
   const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
     proof?: Proof;
+    keys?: PublicKeyEntry[];
   } & Proof;
   const proof = document.proof ?? document;
-  const checks = verifyOffline(proof, await hashFile(file));
+  const keys = values.online ? await keysOf(client) : (document.keys ?? []);
+  const checks = verifyOffline(proof, await hashFile(file), keys);
   if (values.online) {
     try {
       // The service vouches for its stored proof; the file must be that proof, field for field.
@@ -168,18 +178,26 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
         report.verified &&
         stored.signature === proof.signature &&
         signingMessage(stored) === signingMessage(proof);
-      checks.splice(2, 1, {
-        name: 'signature',
-        status: matches ? 'valid' : 'invalid',
-        message: matches ? 'the service confirms the signature' : 'the service does not confirm this proof',
-      });
+      checks.splice(
+        checks.findIndex((c) => c.name === 'signature'),
+        1,
+        {
+          name: 'signature',
+          status: matches ? 'valid' : 'invalid',
+          message: matches ? 'the service confirms the signature' : 'the service does not confirm this proof',
+        },
+      );
     } catch (error) {
       if (error instanceof HashproofError && error.status === 404) {
-        checks.splice(2, 1, {
-          name: 'signature',
-          status: 'invalid',
-          message: 'the service has no such proof',
-        });
+        checks.splice(
+          checks.findIndex((c) => c.name === 'signature'),
+          1,
+          {
+            name: 'signature',
+            status: 'invalid',
+            message: 'the service has no such proof',
+          },
+        );
       } else throw error;
     }
   }
@@ -266,6 +284,12 @@ async function serve(values: Values): Promise<number> {
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+}
+
+let cachedKeys: PublicKeyEntry[] | undefined;
+async function keysOf(client: HashproofClient): Promise<PublicKeyEntry[]> {
+  cachedKeys ??= (await client.keys()).keys;
+  return cachedKeys;
 }
 
 function parseMetadata(pairs: string[]): Record<string, string> | undefined {

@@ -83,6 +83,7 @@ test('verifyOffline checks the content hash and the form of the proof', () => {
     keyId: 'hmac-0',
     accountId: null,
     payment: null,
+    receipt: null,
   };
   const status = (checks: ReturnType<typeof verifyOffline>, name: string) =>
     checks.find((c) => c.name === name)?.status;
@@ -90,4 +91,5 @@ test('verifyOffline checks the content hash and the form of the proof', () => {
   assert.equal(status(verifyOffline(proof, 'sha256:' + 'e'.repeat(64)), 'contentHash'), 'invalid');
   assert.equal(status(verifyOffline({ ...proof, id: 'nope' }, proof.contentHash), 'format'), 'invalid');
   assert.equal(status(verifyOffline(proof, proof.contentHash), 'signature'), 'unavailable');
+  assert.equal(status(verifyOffline(proof, proof.contentHash), 'receipt'), 'unavailable');
 });

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { signingMessage } from '../core/proof-signature.ts';
+import { verifyReceipt } from '../core/receipt.ts';
 
 /** An error answered by the service (its error envelope), or a network failure (`status` 0). */
 export class HashproofError extends Error {
@@ -31,6 +32,16 @@ export interface Proof {
   keyId: string;
   accountId: string | null;
   payment: { network: string; payer: string; transaction: string; amount: string } | null;
+  receipt: { keyId: string; signature: string } | null;
+}
+
+/** An entry of the service's key manifest (`/.well-known/hashproof-keys.json`). */
+export interface PublicKeyEntry {
+  keyId: string;
+  algorithm: string;
+  publicKey: string;
+  validFrom: string;
+  validUntil: string | null;
 }
 
 export interface NotarizeInput {
@@ -99,10 +110,15 @@ export interface OfflineCheck {
 }
 
 /**
- * Checks a proof with nothing but the proof and the content: the content hash matches, and the fields
- * form a well-formed signing message. The HMAC signature can only be checked by the service (online).
+ * Checks a proof with nothing but the proof, the content and the service's public keys: the content hash
+ * matches, the fields form a well-formed signing message, and the Ed25519 receipt verifies with a key of
+ * the manifest that was valid at the proof's time. The HMAC signature can only be checked by the service.
  */
-export function verifyOffline(proof: Proof, contentHash: string): OfflineCheck[] {
+export function verifyOffline(
+  proof: Proof,
+  contentHash: string,
+  keys: PublicKeyEntry[] = [],
+): OfflineCheck[] {
   const hashMatches = proof.contentHash.toLowerCase() === contentHash.toLowerCase();
   const checks: OfflineCheck[] = [
     {
@@ -127,12 +143,53 @@ export function verifyOffline(proof: Proof, contentHash: string): OfflineCheck[]
     status: isWellFormed ? 'valid' : 'invalid',
     message: isWellFormed ? 'the proof is well formed' : 'the proof file is malformed',
   });
+  checks.push(receiptCheck(proof, keys));
   checks.push({
     name: 'signature',
     status: 'unavailable',
     message: 'an HMAC signature is checked by the service: use --online',
   });
   return checks;
+}
+
+function receiptCheck(proof: Proof, keys: PublicKeyEntry[]): OfflineCheck {
+  if (!proof.receipt)
+    return { name: 'receipt', status: 'unavailable', message: 'the proof has no public-key receipt' };
+  const { keyId, signature } = proof.receipt;
+  const key = keys.find((k) => k.keyId === keyId);
+  if (!key) {
+    return {
+      name: 'receipt',
+      status: 'unavailable',
+      message: `no public key ${keyId} at hand (see /.well-known/hashproof-keys.json)`,
+    };
+  }
+  const isInWindow =
+    key.validFrom <= proof.timestamp && (key.validUntil === null || proof.timestamp < key.validUntil);
+  let isValid = false;
+  try {
+    const publicKey = createPublicKey({
+      key: Buffer.from(key.publicKey, 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
+    isValid = verifyReceipt(publicKey, signingMessage(proof), signature);
+  } catch {
+    isValid = false;
+  }
+  if (!isValid)
+    return {
+      name: 'receipt',
+      status: 'invalid',
+      message: `the Ed25519 receipt does not verify with key ${keyId}`,
+    };
+  if (!isInWindow)
+    return {
+      name: 'receipt',
+      status: 'invalid',
+      message: `key ${keyId} was not valid at ${proof.timestamp}`,
+    };
+  return { name: 'receipt', status: 'valid', message: `the Ed25519 receipt verifies with key ${keyId}` };
 }
 
 /** A typed client of the hashproof HTTP API. Safe retries: a notarize retry reuses its idempotency key. */
@@ -223,6 +280,7 @@ export function createClient(options: ClientOptions) {
         checks: Record<string, { status: string; message: string }>;
         checkedAt: string;
       }>('GET', `/api/verify/proofs/${id(proofId)}`),
+    keys: () => call<{ keys: PublicKeyEntry[] }>('GET', '/.well-known/hashproof-keys.json'),
     recent: (params: { limit?: number; cursor?: string } = {}) =>
       call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
     search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),

@@ -26,6 +26,9 @@ export interface ProofsTable {
   payment_payer: string | null;
   payment_transaction: string | null;
   payment_amount: string | null;
+  /** `ed25519:<base64>` over the signing message; null for proofs made before receipts existed. */
+  receipt: string | null;
+  receipt_key_id: string | null;
 }
 
 export interface AccountsTable {

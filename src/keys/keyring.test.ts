@@ -15,8 +15,10 @@ test('a new directory gets one key, and the same key comes back on reopen', () =
   const again = Keyring.open(dir);
   assert.equal(again.active.keyId, first.active.keyId);
   assert.deepEqual(again.active.secret, first.active.secret);
-  const file = path.join(dir, readdirSync(dir)[0] ?? '');
-  assert.equal(statSync(file).mode & 0o777, 0o600);
+  for (const name of readdirSync(dir)) assert.equal(statSync(path.join(dir, name)).mode & 0o777, 0o600, name);
+  assert.match(first.activeReceiptKey.keyId, /^ed25519-[0-9a-f]{16}$/);
+  assert.equal(again.activeReceiptKey.keyId, first.activeReceiptKey.keyId);
+  assert.equal(again.activeReceiptKey.validUntil, null);
 });
 
 test('rotation signs with the new key and keeps the old one for verification', () => {
@@ -30,6 +32,15 @@ test('rotation signs with the new key and keeps the old one for verification', (
   const reopened = Keyring.open(dir);
   assert.equal(reopened.active.keyId, rotated.keyId);
   assert.equal(reopened.list().length, 2);
+  const [oldReceipt, newReceipt] = reopened.receiptKeys();
+  assert.ok(oldReceipt && newReceipt);
+  assert.equal(
+    oldReceipt.validUntil,
+    newReceipt.validFrom,
+    'the old receipt key is valid until the new one took over',
+  );
+  assert.equal(newReceipt.validUntil, null);
+  assert.equal(reopened.activeReceiptKey.keyId, newReceipt.keyId);
 });
 
 test('a key added by another instance sharing the directory is found on demand', () => {

@@ -1,4 +1,13 @@
-import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  createSecretKey,
+  generateKeyPairSync,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
+import { ed25519KeyId } from '../core/receipt.ts';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -8,6 +17,24 @@ export interface HmacKey {
   secret: Buffer;
   /** The same secret as a KeyObject, imported once for fast signing. */
   keyObject: KeyObject;
+  createdAt: string;
+}
+
+/** One Ed25519 receipt key; its public half is published with its validity window. */
+export interface ReceiptKey {
+  keyId: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  createdAt: string;
+  validFrom: string;
+  /** When it stopped signing (a newer key took over); null while it is the active key. */
+  validUntil: string | null;
+}
+
+interface StoredReceiptKey {
+  keyId: string;
+  algorithm: 'ed25519';
+  privateKey: string;
   createdAt: string;
 }
 
@@ -28,19 +55,41 @@ export class Keyring {
   readonly #dir: string;
   #keys = new Map<string, HmacKey>();
   #active: HmacKey;
+  #receiptKeys: ReceiptKey[];
 
-  private constructor(dir: string, keys: HmacKey[]) {
+  private constructor(dir: string, keys: HmacKey[], receiptKeys: ReceiptKey[]) {
     this.#dir = dir;
     for (const key of keys) this.#keys.set(key.keyId, key);
     this.#active = newest(keys);
+    this.#receiptKeys = receiptKeys;
   }
 
-  /** Loads every key in `dir`, creating the directory and a first key when there is none. */
+  /** Loads every key in `dir`, creating the directory and first keys when there are none. */
   static open(dir: string): Keyring {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const keys = readKeys(dir);
     if (keys.length === 0) keys.push(writeNewKey(dir, new Date()));
-    return new Keyring(dir, keys);
+    if (readReceiptKeys(dir).length === 0) writeNewReceiptKey(dir, new Date());
+    return new Keyring(dir, keys, readReceiptKeys(dir));
+  }
+
+  /** The receipt key that signs new proofs. */
+  get activeReceiptKey(): ReceiptKey {
+    const active = this.#receiptKeys.at(-1);
+    if (active === undefined) throw new Error('no receipt key');
+    return active;
+  }
+
+  /** Every receipt key, oldest first, with its validity window. */
+  receiptKeys(): ReceiptKey[] {
+    return [...this.#receiptKeys];
+  }
+
+  findReceiptKey(keyId: string): ReceiptKey | undefined {
+    const known = this.#receiptKeys.find((k) => k.keyId === keyId);
+    if (known !== undefined) return known;
+    this.#receiptKeys = readReceiptKeys(this.#dir);
+    return this.#receiptKeys.find((k) => k.keyId === keyId);
   }
 
   get active(): HmacKey {
@@ -55,11 +104,13 @@ export class Keyring {
     return this.#keys.get(keyId);
   }
 
-  /** Adds a new key that signs from now on; older keys keep verifying what they signed. */
+  /** Adds new keys (HMAC and receipt) that sign from now on; older keys keep verifying what they signed. */
   rotate(now: Date = new Date()): HmacKey {
     const key = writeNewKey(this.#dir, now);
     this.#keys.set(key.keyId, key);
     this.#active = key;
+    writeNewReceiptKey(this.#dir, now);
+    this.#receiptKeys = readReceiptKeys(this.#dir);
     return key;
   }
 
@@ -115,6 +166,46 @@ function writeNewKey(dir: string, now: Date): HmacKey {
     flag: 'wx',
   });
   return key;
+}
+
+/** Receipt keys sorted by creation; each is valid until the next one was created. */
+function readReceiptKeys(dir: string): ReceiptKey[] {
+  const stored: StoredReceiptKey[] = [];
+  for (const name of readdirSync(dir)) {
+    if (/^ed25519-[0-9a-f]{16}\.json$/.test(name)) {
+      stored.push(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredReceiptKey);
+    }
+  }
+  stored.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
+  return stored.map((key, i) => {
+    const privateKey = createPrivateKey(key.privateKey);
+    const publicKey = createPublicKey(privateKey);
+    if (key.algorithm !== 'ed25519' || ed25519KeyId(publicKey) !== key.keyId) {
+      throw new Error(`receipt key file ${path.join(dir, key.keyId)}.json is malformed`);
+    }
+    return {
+      keyId: key.keyId,
+      privateKey,
+      publicKey,
+      createdAt: key.createdAt,
+      validFrom: key.createdAt,
+      validUntil: stored[i + 1]?.createdAt ?? null,
+    };
+  });
+}
+
+function writeNewReceiptKey(dir: string, now: Date): void {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const stored: StoredReceiptKey = {
+    keyId: ed25519KeyId(publicKey),
+    algorithm: 'ed25519',
+    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    createdAt: now.toISOString(),
+  };
+  writeFileSync(path.join(dir, `${stored.keyId}.json`), JSON.stringify(stored, null, 2) + '\n', {
+    mode: 0o600,
+    flag: 'wx',
+  });
 }
 
 /** A public name for a secret key: a hash of it, so the id reveals nothing usable. */

@@ -62,6 +62,21 @@ export const Proof = Type.Object(
     keyId: Type.String(),
     accountId: Type.Union([Type.String(), Type.Null()]),
     payment: Type.Union([Payment, Type.Null()]),
+    receipt: Type.Union(
+      [
+        Type.Object(
+          {
+            keyId: Type.String({ description: 'Its public key is in /.well-known/hashproof-keys.json.' }),
+            signature: Type.String({
+              description: '`ed25519:` + base64 signature over the signing message.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'A public-key signature anyone can check offline.' },
+    ),
   },
   { $id: 'Proof', additionalProperties: false },
 );
@@ -137,7 +152,7 @@ export type SearchQuery = Static<typeof SearchQuery>;
 export const ProofIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 const Check = Type.Object({
-  status: Type.Union([Type.Literal('valid'), Type.Literal('invalid')]),
+  status: Type.Union([Type.Literal('valid'), Type.Literal('invalid'), Type.Literal('unavailable')]),
   algorithm: Type.String(),
   keyId: Type.String(),
   message: Type.String(),
@@ -146,8 +161,8 @@ const Check = Type.Object({
 export const VerifyReport = Type.Object({
   ok: Type.Boolean(),
   proofId: Type.String(),
-  verified: Type.Boolean({ description: 'True when every check is valid.' }),
-  checks: Type.Object({ signature: Check }),
+  verified: Type.Boolean({ description: 'True when no check is invalid and the signature is valid.' }),
+  checks: Type.Object({ signature: Check, receipt: Check }),
   keyId: Type.String(),
   signingMessage: Type.String({
     description: 'The exact bytes (UTF-8) that were signed: JCS canonical JSON.',

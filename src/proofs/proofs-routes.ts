@@ -145,11 +145,12 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => {
       const result = await ctx.proofs.verify(request.params.id);
       if (result === undefined) throw notFound(request.params.id);
-      const { proof, isSignatureValid, keyId } = result;
+      const { proof, isSignatureValid, isReceiptValid, keyId } = result;
+      const receiptKeyId = proof.receipt?.keyId ?? '';
       return {
         ok: true,
         proofId: proof.id,
-        verified: isSignatureValid,
+        verified: isSignatureValid && isReceiptValid !== false,
         checks: {
           signature: {
             status: isSignatureValid ? ('valid' as const) : ('invalid' as const),
@@ -158,6 +159,22 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
             message: isSignatureValid
               ? 'The HMAC-SHA256 over the signing message matches the stored signature'
               : 'The stored signature does not match the proof fields under its key',
+          },
+          receipt: {
+            status:
+              isReceiptValid === null
+                ? ('unavailable' as const)
+                : isReceiptValid
+                  ? ('valid' as const)
+                  : ('invalid' as const),
+            algorithm: 'ed25519',
+            keyId: receiptKeyId,
+            message:
+              isReceiptValid === null
+                ? 'This proof has no public-key receipt'
+                : isReceiptValid
+                  ? 'The Ed25519 receipt verifies with the published key ' + receiptKeyId
+                  : 'The Ed25519 receipt does not verify with the published key',
           },
         },
         keyId,

@@ -2,6 +2,7 @@ import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import { hmacSign, hmacVerify, signingMessage } from '../core/proof-signature.ts';
+import { signReceipt, verifyReceipt } from '../core/receipt.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
@@ -39,6 +40,8 @@ export interface VerifyResult {
   isSignatureValid: boolean;
   keyId: string;
   signingMessage: string;
+  /** null when the proof has no receipt (made before receipts existed). */
+  isReceiptValid: boolean | null;
 }
 
 export interface ProofPage {
@@ -99,6 +102,7 @@ export class ProofsService {
 
     const createdAt = this.#deps.clock.now();
     const key = this.#deps.keyring.active;
+    const receiptKey = this.#deps.keyring.activeReceiptKey;
     const id = this.#deps.ids.next('proof', createdAt);
     const timestamp = new Date(createdAt).toISOString();
     const signed = {
@@ -117,6 +121,8 @@ export class ProofsService {
       metadata_hash: request.metadataHash,
       metadata_keys: JSON.stringify(request.metadataKeys),
       signature: hmacSign(key.keyObject, signed),
+      receipt: signReceipt(receiptKey.privateKey, signingMessage(signed)),
+      receipt_key_id: receiptKey.keyId,
       key_id: key.keyId,
       idempotency_scope: scope,
       idempotency_key: body.idempotencyKey,
@@ -145,11 +151,16 @@ export class ProofsService {
     const row = await store.findById(this.#deps.db, id);
     if (row === undefined) return undefined;
     const proof = this.#toProof(row);
+    const message = signingMessage(proof);
+    const receiptKey = proof.receipt ? this.#deps.keyring.findReceiptKey(proof.receipt.keyId) : undefined;
     return {
       proof,
       isSignatureValid: proof.verified,
       keyId: row.key_id,
-      signingMessage: signingMessage(proof),
+      signingMessage: message,
+      isReceiptValid: proof.receipt
+        ? receiptKey !== undefined && verifyReceipt(receiptKey.publicKey, message, proof.receipt.signature)
+        : null,
     };
   }
 
@@ -212,6 +223,10 @@ export class ProofsService {
               transaction: row.payment_transaction,
               amount: row.payment_amount ?? '',
             },
+      receipt:
+        row.receipt === null || row.receipt_key_id === null
+          ? null
+          : { keyId: row.receipt_key_id, signature: row.receipt },
     };
   }
 }

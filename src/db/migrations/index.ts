@@ -3,6 +3,7 @@ import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as m0001 from './0001-proofs.ts';
 import * as m0002 from './0002-accounts-webhooks.ts';
 import * as m0003 from './0003-label-search.ts';
+import * as m0004 from './0004-receipts.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0001-proofs': m0001,
   '0002-accounts-webhooks': m0002,
   '0003-label-search': m0003,
+  '0004-receipts': m0004,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

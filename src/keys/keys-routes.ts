@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.ts';
+
+const PublicKey = Type.Object({
+  keyId: Type.String(),
+  algorithm: Type.Literal('Ed25519'),
+  use: Type.Literal('receipt'),
+  publicKey: Type.String({ description: 'The public key, base64 of its DER SubjectPublicKeyInfo.' }),
+  publicKeyPem: Type.String(),
+  validFrom: Type.String({ format: 'date-time' }),
+  validUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When a newer key took over; null for the key that signs now. Old keys stay listed.',
+  }),
+});
+
+const KeyManifest = Type.Object({ service: Type.String(), keys: Type.Array(PublicKey) });
+
+/** GET /.well-known/hashproof-keys.json: every public key, so receipts can be checked offline, forever. */
+export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  app.get(
+    '/.well-known/hashproof-keys.json',
+    {
+      schema: {
+        summary: 'The public keys that sign proof receipts, with their validity windows',
+        tags: ['verification'],
+        response: { 200: { description: 'The key manifest', ...KeyManifest } },
+      },
+    },
+    async (_request, reply) => {
+      void reply.header('Cache-Control', 'public, max-age=300');
+      return {
+        service: ctx.config.publicBaseUrl,
+        keys: ctx.keyring.receiptKeys().map((key) => ({
+          keyId: key.keyId,
+          algorithm: 'Ed25519' as const,
+          use: 'receipt' as const,
+          publicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+          publicKeyPem: key.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+          validFrom: key.validFrom,
+          validUntil: key.validUntil,
+        })),
+      };
+    },
+  );
+}
