@@ -4,10 +4,17 @@ import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
+import { ADMIN_PREFIXES } from './http/admin-paths.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { createValidatorCompiler } from './http/validation.ts';
+import { assetRoutes } from './pages/assets.ts';
+import { crawlerFileRoutes } from './pages/crawler-files.ts';
+import { dashboardRoutes } from './pages/dashboard-routes.ts';
+import { documentRoutes } from './pages/document-routes.ts';
+import { proofPageRoutes } from './pages/proof-routes.ts';
+import { sitePageRoutes } from './pages/site-routes.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -21,9 +28,6 @@ export const REDACTED_HEADERS = [
   'cookie',
   'payment-signature',
 ];
-
-/** Paths only administrators call: no CORS for them (browsers on other origins get no access). */
-const ADMIN_PREFIXES = ['/api/accounts', '/api/api-keys', '/api/webhooks'];
 
 export interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
@@ -109,7 +113,16 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     await registerRateLimit(app, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs });
   }
 
-  const routes = [healthRoutes, proofsRoutes];
+  const routes = [
+    healthRoutes,
+    proofsRoutes,
+    assetRoutes,
+    proofPageRoutes,
+    sitePageRoutes,
+    dashboardRoutes,
+    documentRoutes,
+    crawlerFileRoutes,
+  ];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;
 }

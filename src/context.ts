@@ -4,6 +4,7 @@ import { openDatabase, type DatabaseHandle } from './db/index.ts';
 import { Keyring } from './keys/keyring.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { ProofsService } from './proofs/proofs-service.ts';
+import { StatsService } from './stats/stats-service.ts';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
 export interface AppContext {
@@ -13,6 +14,8 @@ export interface AppContext {
   database: DatabaseHandle;
   keyring: Keyring;
   proofs: ProofsService;
+  /** Read-only figures about the proofs (dashboard, status, sitemap). */
+  stats: StatsService;
   /** Finishes pending writes and closes the database. */
   close(): Promise<void>;
 }
@@ -27,6 +30,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const keyring = Keyring.open(config.signingKeysDir);
   const database = await openDatabase(config.database);
   const proofs = new ProofsService({ db: database.db, keyring, ids, clock });
+  const stats = new StatsService({ db: database.db, clock });
   return {
     config,
     clock,
@@ -34,6 +38,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     database,
     keyring,
     proofs,
+    stats,
     async close() {
       await proofs.drain();
       await database.close();
