@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
 import { ADMIN_PREFIXES } from './http/admin-paths.ts';
@@ -32,6 +32,8 @@ export const REDACTED_HEADERS = [
 export interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
+  /** Called for every route as it is registered (tests check that /openapi.json covers them all). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
@@ -52,6 +54,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { strict: false } },
   });
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
