@@ -49,7 +49,7 @@ export function renderPage(config: Config, options: PageOptions): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title}</title>
         <meta name="description" content="${options.description}" />
-        ${options.isNoIndex ? trusted('<meta name="robots" content="noindex">\n') : ''}
+        ${options.isNoIndex ? trusted('<meta name="robots" content="noindex" />\n') : ''}
         <link rel="canonical" href="${url}" />
         <meta property="og:site_name" content="hashproof" />
         <meta property="og:type" content="${options.ogType ?? 'website'}" />

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { api, notarizeBody, type TestServer } from './helper.ts';
+
+/** The label every page test creates: it must appear escaped, never as markup. */
+export const XSS_LABEL = '"><script>alert(1)</script>';
+export const XSS_ESCAPED = '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;';
+
+export async function createProof(server: TestServer, overrides: Record<string, unknown> = {}): Promise<any> {
+  const res = await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody(overrides) });
+  assert.equal(res.status, 200, res.text);
+  return res.body.proof;
+}
+
+/** Whitespace collapsed and dropped next to tag brackets, so assertions do not depend on source layout. */
+export function flatten(page: string): string {
+  return page.replace(/\s+/g, ' ').replace(/ ?([<>]) ?/g, '$1');
+}
+
+/** GETs an HTML page and checks what every page must have; returns its text, flattened. */
+export async function getPage(server: TestServer, path: string, status = 200): Promise<string> {
+  const res = await api(server.baseUrl, path);
+  assert.equal(res.status, status, `${path}: ${res.text.slice(0, 300)}`);
+  assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8', path);
+  assertPageShell(res.text, path);
+  assert.match(res.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+  return flatten(res.text);
+}
+
+/** Title, description, Open Graph, viewport, one stylesheet, and no inline script, style or handler. */
+export function assertPageShell(page: string, path: string): void {
+  assert.match(page, /^<!doctype html>/, path);
+  assert.match(page, /<title>[^<]+<\/title>/, `${path}: title`);
+  assert.match(page, /<meta name="description" content="[^"]+" \/>/, `${path}: description`);
+  assert.match(page, /<meta name="viewport" content="width=device-width, initial-scale=1" \/>/, path);
+  for (const property of ['og:title', 'og:description', 'og:url', 'og:type', 'og:site_name']) {
+    assert.match(page, new RegExp(`<meta property="${property}" content="[^"]+" />`), `${path}: ${property}`);
+  }
+  assert.match(page, /<link rel="stylesheet" href="\/assets\/site\.css\?v=[0-9a-f]{12}" \/>/, path);
+  assert.doesNotMatch(page, /<script(?![^>]*\ssrc=)[^>]*>/i, `${path}: inline script`);
+  assert.doesNotMatch(page, /<style[\s>]/i, `${path}: inline style element`);
+  assert.doesNotMatch(page, /\sstyle=/i, `${path}: style attribute`);
+  assert.doesNotMatch(page, /<[a-z][^>]*\son[a-z]+=/i, `${path}: event handler attribute`);
+}
+
+/** The label appears escaped, and the raw markup nowhere. */
+export function assertEscapedLabel(page: string, path: string): void {
+  assert.ok(page.includes(XSS_ESCAPED), `${path}: the escaped label is shown`);
+  assert.ok(!page.includes('<script>alert(1)'), `${path}: the label was not escaped`);
+}
