@@ -1,16 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, expectError, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
-import { assertEscapedLabel, createProof, getPage, XSS_LABEL } from '../../test/pages.ts';
+import { assertEscapedLabel, createProof, getPage, X402_ENV, XSS_LABEL } from '../../test/pages.ts';
 
 const BASE = 'https://proofs.example.com';
-const PAY_TO = '0x' + 'ab12'.repeat(10);
-export const X402_ENV = {
-  PAYMENT_MODE: 'x402',
-  X402_PAY_TO: PAY_TO,
-  X402_FACILITATOR_URL: 'https://facilitator.example/x402',
-  X402_PRICE: '$0.007',
-};
+const PAY_TO = X402_ENV.X402_PAY_TO;
 
 const PAGES = [
   '/',
@@ -177,8 +171,8 @@ describe('public pages in x402 mode', () => {
     const pricing = await getPage(server, '/pricing');
     assert.match(pricing, /<p class="price">\$0\.007<\/p>/);
     assert.ok(pricing.includes(PAY_TO));
-    assert.match(pricing, /Base<code>eip155:8453<\/code>/);
-    assert.match(pricing, /x402 version 2, scheme<code>exact<\/code>/);
+    assert.match(pricing, /Base <code>eip155:8453<\/code>/);
+    assert.match(pricing, /x402 version 2, scheme <code>exact<\/code>/);
     const marketplace = await getPage(server, '/marketplace');
     assert.match(marketplace, /<strong>\$0\.007<\/strong> per call/);
     const home = await getPage(server, '/');
