@@ -42,4 +42,21 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  {
+    // The pages' browser script: plain JavaScript served as it is, outside the TypeScript project.
+    files: ['src/pages/assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false },
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        fetch: 'readonly',
+        Intl: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
+  },
 );

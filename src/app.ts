@@ -1,17 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
+import { ADMIN_PREFIXES } from './http/admin-paths.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { computeSecurityHeaders, contentSecurityPolicy } from './http/security-headers.ts';
 import { createValidatorCompiler } from './http/validation.ts';
+import { assetRoutes } from './pages/assets.ts';
+import { crawlerFileRoutes } from './pages/crawler-files.ts';
+import { dashboardRoutes } from './pages/dashboard-routes.ts';
+import { documentRoutes } from './pages/document-routes.ts';
+import { proofPageRoutes } from './pages/proof-routes.ts';
+import { sitePageRoutes } from './pages/site-routes.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
@@ -30,12 +37,11 @@ export const REDACTED_HEADERS = [
   'payment-signature',
 ];
 
-/** Paths only administrators call: no CORS for them (browsers on other origins get no access). */
-const ADMIN_PREFIXES = ['/api/accounts', '/api/api-keys', '/api/webhooks'];
-
 export interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
+  /** Called for every route as it is registered (tests check that /openapi.json covers them all). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
@@ -58,6 +64,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     frameworkErrors: frameworkErrorHandler,
     ajv: { customOptions: { strict: false } },
   });
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
@@ -144,7 +151,19 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   }
   app.addHook('onRequest', apiKeys.refuse);
 
-  const routes = [healthRoutes, proofsRoutes, keysRoutes, accountsRoutes, webhooksRoutes];
+  const routes = [
+    healthRoutes,
+    proofsRoutes,
+    keysRoutes,
+    accountsRoutes,
+    webhooksRoutes,
+    assetRoutes,
+    proofPageRoutes,
+    sitePageRoutes,
+    dashboardRoutes,
+    documentRoutes,
+    crawlerFileRoutes,
+  ];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;
 }

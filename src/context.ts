@@ -9,6 +9,7 @@ import { ProofsService } from './proofs/proofs-service.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
+import { StatsService } from './stats/stats-service.ts';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
 export interface AppContext {
@@ -23,6 +24,8 @@ export interface AppContext {
   dispatcher: WebhookDispatcher;
   /** Starts the background loops (the webhook dispatcher). */
   start(): void;
+  /** Read-only figures about the proofs (dashboard, status, sitemap). */
+  stats: StatsService;
   /** Stops the loops, finishes pending writes and closes the database. */
   close(): Promise<void>;
 }
@@ -78,6 +81,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       if (events > 0) dispatcher.nudge();
     },
   });
+  const stats = new StatsService({ db, clock });
   return {
     config,
     clock,
@@ -88,6 +92,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     accounts,
     webhooks,
     dispatcher,
+    stats,
     start: () => dispatcher.start(),
     async close() {
       await dispatcher.stop();

@@ -29,7 +29,10 @@ after(async () => {
 /** Every answer to hostile input is a success or a 4xx in the error envelope; never a 5xx. */
 function assertClientError(res: ApiResponse, what: string): void {
   assert.ok(res.status < 500, `${what} → ${res.status} ${res.text.slice(0, 300)}`);
-  if (res.status >= 400) {
+  // Pages and the SVG badge answer errors for people (an HTML page, a "not found" badge); the API, JSON.
+  const isJson = res.headers.get('content-type')?.includes('json') ?? false;
+  if (what.includes(' /api/')) assert.ok(res.status < 400 || isJson, `${what}: an API error must be JSON`);
+  if (res.status >= 400 && isJson) {
     const error = res.body?.error;
     assert.ok(
       error && typeof error.code === 'string' && typeof error.message === 'string',

@@ -68,5 +68,22 @@ export async function registerOpenApi(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        summary: 'This OpenAPI 3.1 document',
+        tags: ['service'],
+        response: {
+          200: {
+            description: 'The OpenAPI document of every route',
+            type: 'object',
+            additionalProperties: true,
+          },
+          ...errorResponses(429),
+        },
+      },
+    },
+    async () => app.swagger(),
+  );
 }

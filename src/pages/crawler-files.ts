@@ -1,0 +1,152 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { ADMIN_PREFIXES } from '../http/admin-paths.ts';
+import { errorResponses } from '../http/openapi.ts';
+import type { ProofHeadline } from '../stats/stats-service.ts';
+import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
+import { escapeHtml } from './html.ts';
+import { priceSentence, SITE_PAGES } from './offering.ts';
+import { securityContact } from './service-documents.ts';
+
+/** How many proof pages the sitemap lists, newest first (one file holds at most 50,000 URLs). */
+export const SITEMAP_PROOF_COUNT = 1000;
+/** security.txt expires this long after it is served (RFC 9116 §2.5.5: less than a year). */
+export const SECURITY_TXT_LIFETIME_DAYS = 180;
+
+/** /llms.txt in the llmstxt.org format: H1, blockquote, plain paragraphs, then H2 sections of links. */
+export function renderLlmsTxt(facts: Facts): string {
+  const links = documentLinks(facts);
+  const { limits, terms } = facts;
+  const item = (name: string, url: string, notes: string) => `- [${name}](${url}): ${notes}`;
+  const lines = [
+    `# ${SERVICE_NAME}`,
+    '',
+    `> ${SERVICE_SUMMARY}`,
+    '',
+    `Creating a proof: ${priceSentence(terms)}. Reading, searching and verifying proofs are free and need no credentials.`,
+    '',
+    `- Send only \`sha256:\` + 64 hex digits of your content, a label of 1 to ${limits.labelMaxLength} characters, optional non-secret metadata (at most ${limits.metadataMaxBytes} bytes; only its hash and key names are published) and an \`idempotencyKey\`.`,
+    '- A retry with the same idempotencyKey and content returns the same proof (`idempotentReplay: true`); the same key with other content is a 422.',
+    '- Every error is JSON: `{ "error": { "code", "message", "details" } }`.',
+    ...(limits.rateLimit
+      ? [
+          `- At most ${limits.rateLimit.max} requests per ${limits.rateLimit.windowSeconds} s per client; a 429 carries Retry-After.`,
+        ]
+      : []),
+    '',
+    '## API',
+    '',
+    item('OpenAPI 3.1', links.openapi ?? '', 'every operation with its request and response schemas'),
+    item('Quickstart', links.quickstart ?? '', 'five steps from hashing a file to citing its proof'),
+    item(
+      'Action templates',
+      links.actions ?? '',
+      'tool definitions to fill in: input schema, URI template, example',
+    ),
+    item('Capabilities', links.capabilities ?? '', 'algorithms, limits, payment terms and operations'),
+    item('x402 payment discovery', links.x402 ?? '', 'the payment terms of proof creation'),
+    '',
+    '## Verify',
+    '',
+    item(
+      'Verification report',
+      facts.url('/api/verify/proofs/{id}'),
+      'recomputes the signature of a proof now',
+    ),
+    item('Proof document', facts.url('/api/proofs/{id}'), 'the public JSON of a proof'),
+    item(
+      'Search',
+      facts.url('/api/proofs/search'),
+      'add `?contentHash=sha256:<hex>` to find the proofs of a hash',
+    ),
+    item('Trust summary', links.trust ?? '', 'what a proof proves and does not, and how it is signed'),
+    '',
+    '## Pages',
+    '',
+    ...SITE_PAGES.map((page) => item(page.name, facts.url(page.path), page.description)),
+    '',
+    '## Optional',
+    '',
+    item('Recent proofs', facts.url('/api/proofs/recent'), 'newest first, signatures redacted'),
+    item('Dashboard summary', links.dashboard ?? '', 'live figures as JSON'),
+    item('Status', links.status ?? '', 'launch stage, uptime and components'),
+    item('Marketplace listing', links.marketplace ?? '', 'the offerings and their terms as JSON'),
+    item('Directory discovery', links.discovery ?? '', 'metadata for payment-protocol directories'),
+    item('Health', links.health ?? '', 'liveness and readiness'),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+export function renderRobotsTxt(facts: Facts): string {
+  return [
+    'User-agent: *',
+    'Allow: /',
+    ...ADMIN_PREFIXES.map((prefix) => `Disallow: ${prefix}`),
+    '',
+    `Sitemap: ${facts.url('/sitemap.xml')}`,
+    '',
+  ].join('\n');
+}
+
+/** sitemaps.org 0.9: the public pages, then the newest proof pages with their creation time. */
+export function renderSitemap(facts: Facts, proofs: ProofHeadline[]): string {
+  const url = (loc: string, lastmod?: string) =>
+    `<url><loc>${escapeHtml(loc)}</loc>${lastmod ? `<lastmod>${escapeHtml(lastmod)}</lastmod>` : ''}</url>`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+    ...SITE_PAGES.map((page) => url(facts.url(page.path))),
+    ...proofs.map((proof) => url(facts.url(`/proof/${proof.id}`), proof.timestamp)),
+    '</urlset>',
+    '',
+  ].join('\n');
+}
+
+/** RFC 9116, with Expires computed when served so the file never goes stale. */
+export function renderSecurityTxt(facts: Facts): string {
+  const expires = new Date(facts.ctx.clock.now() + SECURITY_TXT_LIFETIME_DAYS * 86_400_000);
+  return [
+    `Contact: ${securityContact(facts.ctx.config)}`,
+    `Expires: ${expires.toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+    'Preferred-Languages: en',
+    `Canonical: ${facts.url('/.well-known/security.txt')}`,
+    `Policy: ${facts.url('/trust')}`,
+    '',
+  ].join('\n');
+}
+
+/** /llms.txt, /robots.txt, /sitemap.xml and /.well-known/security.txt. */
+export async function crawlerFileRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const facts = () => gatherFacts(ctx, app.initialConfig.bodyLimit ?? 0);
+  const file = (summary: string, mediaType: string) => ({
+    schema: {
+      summary,
+      tags: ['service'],
+      response: {
+        200: { description: summary, content: { [mediaType]: { schema: { type: 'string' } } } },
+        ...errorResponses(429),
+      },
+    },
+  });
+  const text = 'text/plain; charset=utf-8';
+
+  app.get(
+    '/llms.txt',
+    file('Guidance for language models and crawlers (llmstxt.org)', 'text/plain'),
+    (_r, reply) => reply.type(text).send(renderLlmsTxt(facts())),
+  );
+  app.get('/robots.txt', file('Crawler rules (RFC 9309)', 'text/plain'), (_r, reply) =>
+    reply.type(text).send(renderRobotsTxt(facts())),
+  );
+  app.get(
+    '/sitemap.xml',
+    file('Sitemap of the public pages and newest proofs', 'application/xml'),
+    async (_r, reply) =>
+      reply
+        .type('application/xml; charset=utf-8')
+        .send(renderSitemap(facts(), await ctx.stats.newest(SITEMAP_PROOF_COUNT))),
+  );
+  app.get('/.well-known/security.txt', file('Security contact (RFC 9116)', 'text/plain'), (_r, reply) =>
+    reply.type(text).header('Cache-Control', 'public, max-age=86400').send(renderSecurityTxt(facts())),
+  );
+}

@@ -1,0 +1,145 @@
+import type { Config } from '../config.ts';
+import { CREATED_VIA, type CreatedVia, type DashboardSummary } from '../stats/stats-service.ts';
+import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
+import { renderPage } from './layout.ts';
+
+const VIA_NAMES: Record<CreatedVia, string> = {
+  demo: 'Demo (free)',
+  x402: 'Paid with x402',
+  api_key: 'API key',
+};
+
+/** Proofs per day as SVG bars (attributes only: the CSP forbids inline styles). */
+function dailyChart(daily: DashboardSummary['daily']): SafeHtml {
+  const width = 700;
+  const height = 160;
+  const axis = 20;
+  const max = Math.max(1, ...daily.map((day) => day.count));
+  const slot = width / daily.length;
+  const bars = daily.map((day, i) => {
+    const barHeight = Math.round((day.count / max) * (height - axis - 16));
+    const x = Math.round(i * slot + slot * 0.15);
+    const y = height - axis - barHeight;
+    const label = `${day.date}: ${day.count} ${day.count === 1 ? 'proof' : 'proofs'}`;
+    return html`<g
+      ><title>${label}</title
+      ><rect
+        x="${x}"
+        y="${y}"
+        width="${Math.round(slot * 0.7)}"
+        height="${Math.max(barHeight, 1)}"
+        rx="2"
+        fill="${day.count > 0 ? '#15803d' : '#d1d5db'}"
+      />${day.count > 0 ? html`<text x="${x + Math.round(slot * 0.35)}" y="${y - 4}" text-anchor="middle" font-size="11" fill="#374151">${day.count}</text>` : ''}<text
+        x="${x + Math.round(slot * 0.35)}"
+        y="${height - 5}"
+        text-anchor="middle"
+        font-size="10"
+        fill="#6b7280"
+        >${day.date.slice(5)}</text
+      ></g
+    >`;
+  });
+  return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
+    <title id="chart-title">Proofs per UTC day, ${daily[0]?.date ?? ''} to ${daily.at(-1)?.date ?? ''}</title>
+    ${bars}
+  </svg>`;
+}
+
+/** `/dashboard`: the figures of /api/dashboard/summary, server-rendered. */
+export function renderDashboard(config: Config, summary: DashboardSummary): string {
+  const { proofs } = summary;
+  const share = (count: number) =>
+    proofs.total === 0 ? '0%' : `${Math.round((count / proofs.total) * 100)}%`;
+  const body = html` <h1>Dashboard</h1>
+    <p class="lead">
+      Live figures of this instance, as of
+      <time datetime="${summary.generatedAt}">${formatUtc(summary.generatedAt)}</time>. The same data as JSON:
+      <a href="/api/dashboard/summary">/api/dashboard/summary</a>.
+    </p>
+    <section class="stats" aria-label="Totals">
+      <div class="stat">
+        <span class="stat-value">${formatCount(proofs.today)}</span
+        ><span class="stat-label">proofs today (since 00:00 UTC)</span>
+      </div>
+      <div class="stat">
+        <span class="stat-value">${formatCount(proofs.last7Days)}</span
+        ><span class="stat-label">in the last 7 days</span>
+      </div>
+      <div class="stat">
+        <span class="stat-value">${formatCount(proofs.total)}</span><span class="stat-label">in total</span>
+      </div>
+    </section>
+    <section aria-labelledby="daily-title">
+      <h2 id="daily-title">Activity, last ${summary.daily.length} days</h2>
+      ${dailyChart(summary.daily)}
+      <details>
+        <summary>Figures by day</summary>
+        <table class="table">
+          <thead>
+            <tr>
+              <th scope="col">Day (UTC)</th>
+              <th scope="col" class="num">Proofs</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${summary.daily.map(
+              (day) =>
+                html`<tr>
+                  <td>${day.date}</td>
+                  <td class="num">${formatCount(day.count)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </details>
+    </section>
+    <section aria-labelledby="via-title">
+      <h2 id="via-title">By payment mode</h2>
+      <table class="table">
+        <thead>
+          <tr>
+            <th scope="col">Created through</th>
+            <th scope="col" class="num">Proofs</th>
+            <th scope="col" class="num">Share</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${CREATED_VIA.map(
+            (via) =>
+              html`<tr>
+                <td>${VIA_NAMES[via]} <code>${via}</code></td>
+                <td class="num">${formatCount(proofs.byCreatedVia[via])}</td>
+                <td class="num">${share(proofs.byCreatedVia[via])}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </section>
+    <section aria-labelledby="recent-title">
+      <h2 id="recent-title">Recent activity</h2>
+      ${
+        summary.recent.length === 0
+          ? html`<p class="empty">No proofs yet.</p>`
+          : html`<ol class="proof-list">
+              ${summary.recent.map(
+                (proof) =>
+                  html`<li>
+                    <a class="proof-label" href="/proof/${proof.id}">${proof.label}</a>
+                    <span class="proof-meta"
+                      ><span class="tag">${proof.createdVia}</span>
+                      <time datetime="${proof.timestamp}">${formatUtc(proof.timestamp)}</time></span
+                    >
+                  </li>`,
+              )}
+            </ol>`
+      }
+    </section>`;
+  return renderPage(config, {
+    path: '/dashboard',
+    title: 'Dashboard',
+    description:
+      'Live figures of hashproof: proofs today and in total, by payment mode, and recent activity.',
+    body,
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * The HTML template helper of every page (notes/conventions.md §6.2). `html` escapes each interpolated
+ * string with the one `escapeHtml`, so a label or a metadata key name can never become markup; only
+ * values that are already `SafeHtml` (other templates) pass through as they are.
+ */
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Maps `& < > " '` to entities: safe in text and in quoted attribute values, in HTML and in XML (SVG). */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+/** Markup that has been built by `html` (or is a trusted constant), so it is not escaped again. */
+export class SafeHtml {
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
+  toString(): string {
+    return this.value;
+  }
+}
+
+export type Interpolation =
+  SafeHtml | string | number | boolean | null | undefined | readonly Interpolation[];
+
+function render(value: Interpolation): string {
+  if (value === null || value === undefined || value === false || value === true) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return (value as readonly Interpolation[]).map(render).join('');
+  return escapeHtml(typeof value === 'number' ? String(value) : (value as string));
+}
+
+/** Tagged template: `html\`<p>${label}</p>\`` escapes `label`; booleans and null render nothing. */
+export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
+  let out = strings[0] ?? '';
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + (strings[i + 1] ?? '');
+  return new SafeHtml(out);
+}
+
+/** Marks a constant, already-safe string as markup. Never pass anything a client chose. */
+export function trusted(markup: string): SafeHtml {
+  return new SafeHtml(markup);
+}
+
+/** JSON for a `<pre>` block: pretty-printed, then escaped like any other text. */
+export function jsonBlock(value: unknown): SafeHtml {
+  return html`<pre class="code"><code>${JSON.stringify(value, null, 2)}</code></pre>`;
+}
+
+/** A number with thousands separators, the same on every server locale. */
+export function formatCount(value: number): string {
+  return new Intl.NumberFormat('en-US').format(value);
+}
+
+/** `2026-11-22 11:01:14 UTC`: the unambiguous form shown on pages (the local time is added in the browser). */
+export function formatUtc(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+/** Text whose `backticked` parts are code, as in the schema descriptions: escaped, then marked up. */
+export function prose(text: string): SafeHtml {
+  return new SafeHtml(
+    text
+      .split('`')
+      .map((part, i) => (i % 2 === 1 ? `<code>${escapeHtml(part)}</code>` : escapeHtml(part)))
+      .join(''),
+  );
+}

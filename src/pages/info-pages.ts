@@ -1,0 +1,252 @@
+import { buildActionCatalog, buildQuickstart } from './agent-documents.ts';
+import type { Action } from './document-schemas.ts';
+import { documentLinks, type Facts } from './facts.ts';
+import { formatCount, html, jsonBlock, prose, type SafeHtml } from './html.ts';
+import { renderPage } from './layout.ts';
+import { priceSentence } from './offering.ts';
+
+const DOCUMENT_NOTES: Record<string, string> = {
+  llms: 'start here: what the service is, and every link below (llmstxt.org)',
+  openapi: 'the whole API, generated from the schemas that validate requests (OpenAPI 3.1)',
+  quickstart: 'five steps from hashing to citing, with commands',
+  actions: 'tool definitions: input JSON Schema, URI template, example',
+  capabilities: 'algorithms, limits, payment terms, credential schemes, operations',
+  trust: 'what a proof proves, how it is signed, what is stored',
+  status: 'launch stage, uptime, components',
+  dashboard: 'live figures',
+  marketplace: 'the offerings and their terms',
+  x402: 'payment discovery document (x402)',
+  discovery: 'metadata for payment-protocol directories',
+  health: 'liveness and readiness',
+};
+
+/** The x402 terms as a definition list, or the demo-mode sentence. */
+export function paymentTermsList(facts: Facts): SafeHtml {
+  const { terms } = facts;
+  if (!terms.required) {
+    return html`<p>
+      This instance runs in <strong>demo mode</strong>: proofs are created at once and without payment. In
+      x402 mode the same request is answered with <code>402 Payment Required</code> until it is paid.
+    </p>`;
+  }
+  return html`<dl class="facts">
+    <div>
+      <dt>Price</dt>
+      <dd><strong>${terms.price}</strong> per proof (${terms.amount} ${terms.currency}, fixed)</dd>
+    </div>
+    <div>
+      <dt>Protocol</dt>
+      <dd>x402 version ${terms.x402Version}, scheme <code>${terms.scheme}</code></dd>
+    </div>
+    <div>
+      <dt>Network</dt>
+      <dd>${terms.networkName} <code>${terms.network}</code>, paid in USDC</dd>
+    </div>
+    <div>
+      <dt>Paid to</dt>
+      <dd><code class="hash">${terms.payTo}</code></dd>
+    </div>
+    <div>
+      <dt>Discovery</dt>
+      <dd><a href="/.well-known/x402">${terms.discoveryUrl}</a></dd>
+    </div>
+  </dl>`;
+}
+
+/** `/agents`: how a program uses the service on its own, from the same data as /api/quickstart. */
+export function renderAgents(facts: Facts): string {
+  const quickstart = buildQuickstart(facts);
+  const links = documentLinks(facts);
+  const body = html` <h1>For agents and programs</h1>
+    <p class="lead">
+      Everything a program needs is machine-readable. An agent can start from
+      <a href="/llms.txt">/llms.txt</a> and create, verify and find proofs without a human. Creating a proof
+      is ${priceSentence(facts.terms)}.
+    </p>
+    <section aria-labelledby="docs-title">
+      <h2 id="docs-title">Documents</h2>
+      <ul class="doc-list">
+        ${Object.entries(links).map(
+          ([name, url]) =>
+            html`<li>
+              <a href="${url}"><code>${new URL(url).pathname}</code></a>
+              <span class="muted">${DOCUMENT_NOTES[name] ?? ''}</span>
+            </li>`,
+        )}
+      </ul>
+    </section>
+    <section aria-labelledby="steps-title">
+      <h2 id="steps-title">Quickstart</h2>
+      <ol class="steps">
+        ${quickstart.steps.map(
+          (step) =>
+            html`<li>
+              <h3>${step.title}</h3>
+              <p>${prose(step.description)}</p>
+              ${step.command ? html`<pre class="code"><code>${step.command}</code></pre>` : ''}
+            </li>`,
+        )}
+      </ol>
+    </section>
+    <section aria-labelledby="pay-title">
+      <h2 id="pay-title">Payment</h2>
+      ${paymentTermsList(facts)}
+    </section>
+    <section aria-labelledby="rules-title">
+      <h2 id="rules-title">Rules worth knowing</h2>
+      <ul>
+        ${buildActionCatalog(facts, null).conventions.map((line) => html`<li>${line}</li>`)}
+      </ul>
+    </section>`;
+  return renderPage(facts.ctx.config, {
+    path: '/agents',
+    title: 'For agents and programs',
+    description:
+      'How a program or an AI agent creates, verifies and finds timestamped proofs with hashproof.',
+    body,
+  });
+}
+
+/** `/pricing`: the price from the configuration, what is free, and the limits. */
+export function renderPricing(facts: Facts): string {
+  const { terms, limits } = facts;
+  const body = html` <h1>Pricing</h1>
+    <section class="price-card">
+      <p class="price">${terms.required ? terms.price : 'Free'}</p>
+      <p>
+        ${terms.required ? 'per proof, paid per request with x402: no account, no subscription.' : 'in demo mode: this instance creates proofs without payment.'}
+      </p>
+    </section>
+    <section aria-labelledby="terms-title">
+      <h2 id="terms-title">Terms</h2>
+      ${paymentTermsList(facts)}
+      <p>
+        A retry with the same idempotency key and content returns the stored proof; it is not a new proof and
+        is not charged again.
+      </p>
+    </section>
+    <section aria-labelledby="free-title">
+      <h2 id="free-title">Always free</h2>
+      <ul>
+        <li>Reading a proof, its page and its badge</li>
+        <li>Verifying a proof (<code>/api/verify/proofs/{id}</code>)</li>
+        <li>Listing and searching proofs</li>
+        <li>
+          Every document for agents: <a href="/api/quickstart">quickstart</a>,
+          <a href="/api/actions">actions</a>, <a href="/openapi.json">OpenAPI</a>
+        </li>
+      </ul>
+    </section>
+    <section aria-labelledby="limits-title">
+      <h2 id="limits-title">Limits</h2>
+      <table class="table">
+        <tbody>
+          <tr>
+            <th scope="row">Requests</th>
+            <td>
+              ${limits.rateLimit ? `${formatCount(limits.rateLimit.max)} per ${limits.rateLimit.windowSeconds} s per client` : 'no rate limit on this instance'}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Label</th>
+            <td>1 to ${limits.labelMaxLength} characters, one line</td>
+          </tr>
+          <tr>
+            <th scope="row">Metadata</th>
+            <td>
+              at most ${formatCount(limits.metadataMaxBytes)} bytes of JSON; only its hash and key names are
+              published
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Idempotency key</th>
+            <td>1 to ${limits.idempotencyKeyMaxLength} characters; never expires</td>
+          </tr>
+          <tr>
+            <th scope="row">Request body</th>
+            <td>at most ${formatCount(limits.bodyMaxBytes)} bytes</td>
+          </tr>
+          <tr>
+            <th scope="row">Search page</th>
+            <td>${limits.searchLimitDefault} proofs by default, at most ${limits.searchLimitMax}</td>
+          </tr>
+        </tbody>
+      </table>
+    </section>`;
+  return renderPage(facts.ctx.config, {
+    path: '/pricing',
+    title: 'Pricing',
+    description: `What a hashproof proof costs: ${priceSentence(terms)}. Reading and verifying are free.`,
+    body,
+  });
+}
+
+function inputRows(action: Action): SafeHtml {
+  const schema = action.inputSchema as {
+    properties?: Record<
+      string,
+      { type?: string; description?: string; maxLength?: number; pattern?: string }
+    >;
+    required?: string[];
+  };
+  return html`<table class="table">
+    <thead>
+      <tr>
+        <th scope="col">Input</th>
+        <th scope="col">Type</th>
+        <th scope="col">Notes</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${Object.entries(schema.properties ?? {}).map(
+        ([name, property]) =>
+          html`<tr>
+            <td>
+              <code>${name}</code
+              >${schema.required?.includes(name) ? html` <span class="tag">required</span>` : ''}
+            </td>
+            <td>${property.type ?? ''}</td>
+            <td>${prose(property.description ?? '')}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** `/actions`: the action catalog of /api/actions, for people writing a tool definition. */
+export function renderActions(facts: Facts, newestProofId: string | null): string {
+  const catalog = buildActionCatalog(facts, newestProofId);
+  const body = html` <h1>Actions</h1>
+    <p class="lead">
+      Templates a tool-using agent fills in: each action has a name, an input JSON Schema, an RFC 6570 URI
+      template and a worked example. The same catalog as JSON: <a href="/api/actions">/api/actions</a>.
+    </p>
+    <ul>
+      ${catalog.conventions.map((line) => html`<li>${line}</li>`)}
+    </ul>
+    ${catalog.actions.map(
+      (action) =>
+        html`<section class="action" aria-labelledby="action-${action.name}">
+          <h2 id="action-${action.name}">
+            <code>${action.name}</code> <span class="action-title">${action.title}</span>
+          </h2>
+          <p>${prose(action.description)}</p>
+          <p>
+            <span class="method">${action.method}</span>
+            <code class="hash">${action.urlTemplate}</code>
+            ${action.paid ? html`<span class="tag tag-paid">${action.price}</span>` : html`<span class="tag">free</span>`}
+          </p>
+          ${inputRows(action)}
+          <p class="snippet-label">Example input</p>
+          ${jsonBlock(action.example)}
+          <p class="muted">Returns ${action.returns}</p>
+        </section>`,
+    )}`;
+  return renderPage(facts.ctx.config, {
+    path: '/actions',
+    title: 'Actions',
+    description:
+      'Action templates for tool-using agents: create, verify, read and search timestamped proofs.',
+    body,
+  });
+}

@@ -1,0 +1,161 @@
+import type { Static } from 'typebox';
+import type { Marketplace, TrustSummary } from './document-schemas.ts';
+import type { Facts } from './facts.ts';
+import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
+import { renderPage } from './layout.ts';
+
+const yesNo = (value: boolean): SafeHtml =>
+  value ? html`<span class="tag tag-yes">yes</span>` : html`<span class="tag tag-no">no</span>`;
+
+/** A contact URI as a link when it is one a browser can open; as text otherwise. */
+function contactLink(contact: string): SafeHtml {
+  if (/^(mailto|https):/i.test(contact))
+    return html`<a href="${contact}">${contact.replace(/^mailto:/i, '')}</a>`;
+  return html`<code>${contact}</code>`;
+}
+
+/** `/trust`: the trust summary of /api/trust, for people. */
+export function renderTrust(facts: Facts, trust: Static<typeof TrustSummary>): string {
+  const { signing, dataHandling, storage, proofs, security } = trust;
+  const body = html` <h1>Trust</h1>
+    <p class="lead">
+      What a hashproof proof is worth, how it is made, and what this service keeps. The same summary as JSON:
+      <a href="/api/trust">/api/trust</a>.
+    </p>
+    <section class="two-col" aria-labelledby="meaning-title">
+      <h2 id="meaning-title" class="span-all">What a proof means</h2>
+      <div>
+        <h3>It proves</h3>
+        <ul>
+          ${trust.proves.map((line) => html`<li>${line}</li>`)}
+        </ul>
+      </div>
+      <div>
+        <h3>It does not prove</h3>
+        <ul>
+          ${trust.doesNotProve.map((line) => html`<li>${line}</li>`)}
+        </ul>
+      </div>
+    </section>
+    <section aria-labelledby="signing-title">
+      <h2 id="signing-title">Signing</h2>
+      <dl class="facts">
+        <div>
+          <dt>Algorithm</dt>
+          <dd><code>${signing.algorithm}</code></dd>
+        </div>
+        <div>
+          <dt>Signed message</dt>
+          <dd>
+            ${signing.canonicalization} canonical JSON of
+            ${signing.signedFields.map((field, i) => html`${i > 0 ? ', ' : ''}<code>${field}</code>`)}
+          </dd>
+        </div>
+        <div>
+          <dt>Keys</dt>
+          <dd>
+            <ul class="keys">
+              ${signing.keys.map((key) => html`<li><code>${key.keyId}</code> <span class="muted">since ${formatUtc(key.createdAt)}</span>${key.active ? html` <span class="tag tag-yes">signing now</span>` : ''}</li>`)}
+            </ul>
+          </dd>
+        </div>
+        <div>
+          <dt>Verification</dt>
+          <dd>${signing.verification} <code>/api/verify/proofs/{id}</code></dd>
+        </div>
+      </dl>
+    </section>
+    <section aria-labelledby="data-title">
+      <h2 id="data-title">What is stored</h2>
+      <table class="table">
+        <tbody>
+          <tr>
+            <th scope="row">Your content</th>
+            <td>${yesNo(dataHandling.storesContent)} only its SHA-256, which you computed</td>
+          </tr>
+          <tr>
+            <th scope="row">Your raw metadata</th>
+            <td>${yesNo(dataHandling.storesRawMetadata)} only its hash and its key names</td>
+          </tr>
+          <tr>
+            <th scope="row">Request headers</th>
+            <td>${yesNo(dataHandling.storesRequestHeaders)}</td>
+          </tr>
+          <tr>
+            <th scope="row">Idempotency keys</th>
+            <td>
+              ${yesNo(dataHandling.idempotencyKeysSearchable)} stored and searchable: never put a secret in
+              one
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Published fields</th>
+            <td>
+              ${dataHandling.publishedFields.map((field, i) => html`${i > 0 ? ', ' : ''}<code>${field}</code>`)}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Durability</th>
+            <td>${storage.durability}</td>
+          </tr>
+          <tr>
+            <th scope="row">Retention</th>
+            <td>${storage.retention}</td>
+          </tr>
+          <tr>
+            <th scope="row">Proofs issued</th>
+            <td>
+              ${formatCount(proofs.total)}${proofs.latestAt ? html`, the newest at <time datetime="${proofs.latestAt}">${formatUtc(proofs.latestAt)}</time>` : ''}
+            </td>
+          </tr>
+        </tbody>
+      </table>
+    </section>
+    <section aria-labelledby="security-title">
+      <h2 id="security-title">Security</h2>
+      <p>
+        Report a vulnerability to ${contactLink(security.contact)}. Machine-readable:
+        <a href="/.well-known/security.txt">/.well-known/security.txt</a> (RFC 9116).
+      </p>
+    </section>`;
+  return renderPage(facts.ctx.config, {
+    path: '/trust',
+    title: 'Trust',
+    description: 'What a hashproof proof proves and does not, how it is signed, and what the service stores.',
+    body,
+  });
+}
+
+/** `/marketplace`: the listings of /marketplace.json. */
+export function renderMarketplace(facts: Facts, marketplace: Static<typeof Marketplace>): string {
+  const body = html` <h1>Marketplace</h1>
+    <p class="lead">
+      The offerings of this service and their terms. Directories and agents read the same listing as JSON:
+      <a href="/marketplace.json">/marketplace.json</a>.
+    </p>
+    <ul class="listings">
+      ${marketplace.listings.map(
+        (listing) =>
+          html`<li class="listing">
+            <h2>${listing.name}</h2>
+            <p>${listing.summary}</p>
+            <p class="listing-price">
+              ${listing.pricing.model === 'fixed' ? html`<strong>${listing.pricing.price}</strong> per call, ${listing.pricing.protocol} on <code>${listing.pricing.network}</code>` : html`<strong>Free</strong>`}
+            </p>
+            <p>
+              <span class="method">${listing.endpoint.method}</span>
+              <code class="hash">${listing.endpoint.urlTemplate}</code>
+            </p>
+            <p>${listing.tags.map((tag) => html`<span class="tag">${tag}</span> `)}</p>
+            <p><a href="${listing.docs}">Documentation</a></p>
+          </li>`,
+      )}
+    </ul>`;
+  return renderPage(facts.ctx.config, {
+    path: '/marketplace',
+    title: 'Marketplace',
+    description:
+      'The offerings of hashproof: timestamped hash proofs, verification and search, with their terms.',
+    body,
+  });
+}
