@@ -101,6 +101,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: await testDatabaseUrl(dataDir),
+    // Each test server has keys of its own (with PostgreSQL there is no data directory to hold them).
+    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
     RATE_LIMIT_MAX: '0',
     LOG_LEVEL: 'info',
     ...options.env,

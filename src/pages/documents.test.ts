@@ -2,7 +2,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { api, notarizeBody, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
+import {
+  api,
+  isPostgres,
+  notarizeBody,
+  sampleHash,
+  startServer,
+  type TestServer,
+} from '../../test/helper.ts';
 import { createProof, getPage, X402_ENV, XSS_LABEL } from '../../test/pages.ts';
 
 const BASE = 'https://proofs.example.com';
@@ -116,7 +123,7 @@ describe('JSON documents in demo mode', () => {
     assert.equal(status.status, 'operational');
     assert.deepEqual(status.launch.stage, 'demo');
     assert.equal(status.proofs.total, trust.proofs.total);
-    assert.deepEqual(status.components.database, { engine: 'sqlite', ok: true });
+    assert.deepEqual(status.components.database, { engine: isPostgres() ? 'postgres' : 'sqlite', ok: true });
     assert.equal(status.time, new Date(clock.nowMs).toISOString());
 
     const ping = server.ctx.database.ping.bind(server.ctx.database);

@@ -1,7 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DatabaseSync } from 'node:sqlite';
-import path from 'node:path';
 import { api, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
 import { assertEscapedLabel, createProof, getPage, XSS_ESCAPED, XSS_LABEL } from '../../test/pages.ts';
 
@@ -59,9 +57,11 @@ describe('GET /proof/{id}', () => {
 
   test('a proof whose stored signature no longer checks says so', async () => {
     const proof = await createProof(server);
-    const file = new DatabaseSync(path.join(server.dataDir, 'hashproof.db'));
-    file.prepare('update proofs set label = ? where id = ?').run('forged label', proof.id);
-    file.close();
+    await server.ctx.database.db
+      .updateTable('proofs')
+      .set({ label: 'forged label' })
+      .where('id', '=', proof.id)
+      .execute();
     const page = await getPage(server, `/proof/${proof.id}`);
     assert.match(page, /Signature does not verify/);
     assert.doesNotMatch(page, /Signature verified/);
