@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,12 +57,7 @@ export async function freePort(): Promise<number> {
 export async function testDatabaseUrl(dataDir: string): Promise<string> {
   const base = process.env.TEST_DATABASE_URL;
   if (base === undefined || base === '') return `sqlite:${path.join(dataDir, 'hashproof.db')}`;
-  const schema =
-    't_' +
-    path
-      .basename(dataDir)
-      .replace(/[^a-zA-Z0-9]/g, '_')
-      .toLowerCase();
+  const schema = schemaOf(dataDir);
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
@@ -74,18 +70,24 @@ export async function testDatabaseUrl(dataDir: string): Promise<string> {
   return url.toString();
 }
 
+/** A random schema name, kept in the data directory so a restart on that directory finds it again. */
+function schemaOf(dataDir: string): string {
+  const file = path.join(dataDir, '.postgres-schema');
+  if (existsSync(file)) return readFileSync(file, 'utf8');
+  const schema = 't_' + randomUUID().replaceAll('-', '');
+  writeFileSync(file, schema);
+  return schema;
+}
+
 async function dropTestSchema(dataDir: string): Promise<void> {
   const base = process.env.TEST_DATABASE_URL;
-  if (base === undefined || base === '') return;
+  const file = path.join(dataDir, '.postgres-schema');
+  if (base === undefined || base === '' || !existsSync(file)) return;
+  const schema = readFileSync(file, 'utf8');
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
-    await client.query(
-      `drop schema if exists t_${path
-        .basename(dataDir)
-        .replace(/[^a-zA-Z0-9]/g, '_')
-        .toLowerCase()} cascade`,
-    );
+    await client.query(`drop schema if exists ${schema} cascade`);
   } finally {
     await client.end();
   }
@@ -127,8 +129,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       await ctx.close();
     },
     cleanup: () => {
-      rmSync(dataDir, { recursive: true, force: true });
-      void dropTestSchema(dataDir).catch(() => {});
+      void dropTestSchema(dataDir)
+        .catch(() => {})
+        .finally(() => rmSync(dataDir, { recursive: true, force: true }));
     },
   };
 }
