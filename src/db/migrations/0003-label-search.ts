@@ -26,10 +26,18 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     return;
   }
   // Where the extension cannot be created (no privilege), label search still works, by scanning.
+  // The extension goes to `public`, not to the service's schema: several schemas (tenants, tests) share it,
+  // and dropping one schema must not take the extension, and every other schema's index, with it.
   await sql`savepoint label_search`.execute(db);
   try {
-    await sql`create extension if not exists pg_trgm`.execute(db);
-    await sql`create index proofs_label_trgm on proofs using gin (label_folded gin_trgm_ops)`.execute(db);
+    await sql`create extension if not exists pg_trgm with schema public`.execute(db);
+    const { rows } = await sql<{ schema: string }>`
+      select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace
+      where e.extname = 'pg_trgm'`.execute(db);
+    const schema = rows[0]?.schema ?? 'public';
+    await sql`create index proofs_label_trgm on proofs using gin (label_folded ${sql.id(schema, 'gin_trgm_ops')})`.execute(
+      db,
+    );
     await sql`release savepoint label_search`.execute(db);
   } catch {
     await sql`rollback to savepoint label_search`.execute(db);
