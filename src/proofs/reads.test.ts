@@ -245,3 +245,21 @@ test('proofs survive a restart and still verify', async () => {
     second.cleanup();
   }
 });
+
+test('label search has its trigram index on either engine', async () => {
+  const { db } = server.ctx.database;
+  const { sql } = await import('kysely');
+  if (server.ctx.database.engine === 'postgres') {
+    const { rows } = await sql<{
+      indexname: string;
+    }>`select indexname from pg_indexes where tablename = 'proofs' and indexname = 'proofs_label_trgm' and schemaname = current_schema()`.execute(
+      db,
+    );
+    assert.equal(rows.length, 1, 'the pg_trgm index exists');
+  } else {
+    const { rows } = await sql<{
+      name: string;
+    }>`select name from sqlite_master where name = 'proofs_label_fts'`.execute(db);
+    assert.equal(rows.length, 1, 'the FTS5 table exists');
+  }
+});
