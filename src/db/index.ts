@@ -74,7 +74,19 @@ async function migrate(db: Db, engine: DatabaseConfig['engine']): Promise<void> 
     const lockKey = `hashproof-migrate:${schema ?? 'public'}`;
     await sql`select pg_advisory_lock(hashtext(${lockKey}))`.execute(connection);
     try {
-      await migrateWith(connection, engine, schema);
+      // Kysely's introspection reads the catalog of every schema; a schema another client drops at that
+      // moment makes it fail with "schema … does not exist" naming that other schema. Try again then.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await migrateWith(connection, engine, schema);
+          break;
+        } catch (error) {
+          const other = /schema "([^"]+)" does not exist/.exec(
+            error instanceof Error ? error.message : '',
+          )?.[1];
+          if (other === undefined || other === schema || attempt >= 5) throw error;
+        }
+      }
     } finally {
       await sql`select pg_advisory_unlock(hashtext(${lockKey}))`.execute(connection);
     }
