@@ -25,6 +25,9 @@ import { keysRoutes } from './keys/keys-routes.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { Delivery, Webhook } from './webhooks/webhooks-schemas.ts';
 import { webhooksRoutes } from './webhooks/webhooks-routes.ts';
+import { discoveryRoutes } from './payments/discovery.ts';
+import { logRoutes } from './log/log-routes.ts';
+import { tsaRoutes } from './tsa/tsa-routes.ts';
 
 export const BODY_LIMIT_BYTES = 128 * 1024;
 
@@ -122,6 +125,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   await registerOpenApi(app, {
     publicBaseUrl: config.publicBaseUrl,
     version: SERVICE_VERSION,
+    isPaid: config.paymentMode === 'x402',
     sharedSchemas: [Proof, Account, ApiKey, Webhook, Delivery],
   });
   const apiKeys = apiKeyHooks(ctx.accounts);
@@ -163,6 +167,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     dashboardRoutes,
     documentRoutes,
     crawlerFileRoutes,
+    discoveryRoutes,
+    logRoutes,
+    tsaRoutes,
   ];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;

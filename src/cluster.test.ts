@@ -13,6 +13,9 @@ import {
   testDatabaseUrl,
 } from '../test/helper.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import pg from 'pg';
+import { verifyConsistency } from './core/merkle.ts';
+import { openNote, parseCheckpoint, parseVerifierKey } from './core/signed-note.ts';
 
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const skip = (await requireService('PostgreSQL', POSTGRES_URL)) || (await requireService('Redis', REDIS_URL));
@@ -37,6 +40,8 @@ describe('several instances behind one address', { skip }, () => {
       SERVICE_ADMIN_KEY: ADMIN_KEY,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       RATE_LIMIT_MAX: '100000',
+      // The one public address behind the load balancer; it also names the log in every checkpoint.
+      PUBLIC_BASE_URL: 'https://proofs.example.com',
     });
     if (previous === undefined) delete process.env.TEST_DATABASE_URL;
     else process.env.TEST_DATABASE_URL = previous;
@@ -92,6 +97,79 @@ describe('several instances behind one address', { skip }, () => {
       assert.deepEqual(proofIds, new Set(created.map((r) => r.body.proof.id)));
     } finally {
       await receiver.close();
+    }
+  });
+
+  test('the Merkle log has one writer at a time and never forks, with both sequencers running', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => api(pick(i), '/api/proof/notarize', { body: notarizeBody() })),
+    );
+    assert.ok(created.every((r) => r.status === 200));
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const total = async () => Number((await client.query('select count(*) as n from proofs')).rows[0].n);
+      const deadline = Date.now() + 20_000;
+      let size = 0;
+      while (
+        (size = Number((await client.query('select tree_size from log_head')).rows[0].tree_size)) <
+        (await total())
+      ) {
+        assert.ok(Date.now() < deadline, 'the log integrates every proof');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Every proof has exactly one leaf, and the leaves are exactly 0 … size-1.
+      const leaves = await client.query('select leaf_index from proofs order by leaf_index');
+      assert.deepEqual(
+        leaves.rows.map((row: { leaf_index: string }) => Number(row.leaf_index)),
+        Array.from({ length: size }, (_, i) => i),
+      );
+      // Each checkpoint either instance signed verifies and is a prefix of the final tree.
+      const checkpoints = await client.query(
+        'select tree_size, checkpoint from log_checkpoints order by tree_size',
+      );
+      assert.ok(checkpoints.rows.length >= 2, 'several checkpoints');
+      const keys = (await api(pick(0), '/.well-known/hashproof-keys.json')).body.keys as {
+        use: string;
+        verifierKey?: string;
+      }[];
+      const verifier = parseVerifierKey(keys.find((k) => k.use === 'log')?.verifierKey ?? '');
+      const final = parseCheckpoint(openNote(checkpoints.rows.at(-1).checkpoint as string, verifier));
+      assert.equal(final.size, size);
+      for (const row of checkpoints.rows as { tree_size: string; checkpoint: string }[]) {
+        const checkpoint = parseCheckpoint(openNote(row.checkpoint, verifier));
+        if (checkpoint.size === 0 || checkpoint.size === final.size) continue;
+        const proof = await api(
+          pick(checkpoint.size),
+          `/api/log/consistency?from=${checkpoint.size}&to=${final.size}`,
+        );
+        const hashes = (proof.body.hashes as string[]).map((h) => Buffer.from(h, 'base64'));
+        assert.ok(
+          verifyConsistency(checkpoint.size, final.size, checkpoint.rootHash, final.rootHash, hashes),
+          `size ${checkpoint.size}`,
+        );
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('the rate limit is shared through Redis: 61 requests spread over two processes, exactly one 429', async () => {
+    const limited = {
+      ...env,
+      RATE_LIMIT_MAX: '60',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
+    };
+    const pair = await Promise.all([startInstance(limited), startInstance(limited)]);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 61; i++)
+        statuses.push((await api(pair[i % 2]!.baseUrl, '/api/proofs/recent')).status);
+      assert.equal(statuses.filter((status) => status === 429).length, 1);
+      assert.equal(statuses.at(-1), 429);
+    } finally {
+      await Promise.all(pair.map((instance) => instance.stop('SIGKILL')));
     }
   });
 

@@ -95,5 +95,6 @@ test('x402 mode refuses to start without a pay-to address and a facilitator', ()
     facilitatorUrl: 'https://facilitator.example/x402',
     network: 'eip155:8453',
     price: '$0.005',
+    facilitatorTimeoutMs: 30_000,
   });
 });

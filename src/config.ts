@@ -9,6 +9,8 @@ export interface X402Config {
   facilitatorUrl: string;
   network: string;
   price: string;
+  /** How long one facilitator call (verify, settle, supported) may take before it counts as an outage. */
+  facilitatorTimeoutMs: number;
 }
 
 /** The service's whole configuration, read once from the environment (DECISIONS.md §1) and frozen. */
@@ -122,11 +124,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const price = read('X402_PRICE') ?? '$0.005';
     if (!/^\$\d+(\.\d{1,6})?$/.test(price))
       problems.push(`X402_PRICE: must look like $0.005, got "${price}"`);
+    const network = read('X402_NETWORK') ?? 'eip155:8453';
+    if (!/^eip155:\d{1,12}$/.test(network))
+      problems.push(`X402_NETWORK: must be an EVM CAIP-2 id such as eip155:8453, got "${network}"`);
     x402 = {
       payTo: payTo ?? '',
-      facilitatorUrl: facilitatorUrl ?? '',
-      network: read('X402_NETWORK') ?? 'eip155:8453',
+      facilitatorUrl: (facilitatorUrl ?? '').replace(/\/+$/, ''),
+      network,
       price,
+      facilitatorTimeoutMs: integer('X402_FACILITATOR_TIMEOUT_MS', 30_000, 100, 600_000),
     };
   }
 

@@ -10,6 +10,10 @@ import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
 import { StatsService } from './stats/stats-service.ts';
+import type { PaymentGate } from './payments/x402.ts';
+import { LogService } from './log/log-service.ts';
+import { Tsa } from './tsa/tsa.ts';
+import type { FacilitatorClient } from '@x402/core/server';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
 export interface AppContext {
@@ -22,6 +26,12 @@ export interface AppContext {
   accounts: AccountsService;
   webhooks: WebhooksService;
   dispatcher: WebhookDispatcher;
+  /** The RFC 3161 time-stamp authority. */
+  tsa: Tsa;
+  /** The transparency log of all proofs (sequencer and reads). */
+  log: LogService;
+  /** The x402 payment gate; undefined in demo mode. */
+  payments: PaymentGate | undefined;
   /** Starts the background loops (the webhook dispatcher). */
   start(): void;
   /** Read-only figures about the proofs (dashboard, status, sitemap). */
@@ -38,6 +48,8 @@ export interface ContextOverrides {
   webhookTimeoutMs?: number;
   /** Where background loops log; a pino logger at the configured level when absent. */
   logger?: pino.Logger;
+  /** The x402 facilitator client; an HTTP client of X402_FACILITATOR_URL when absent. */
+  facilitator?: FacilitatorClient;
 }
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -45,6 +57,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const ids = createIdGenerator();
   const log = overrides.logger ?? pino({ level: config.logLevel });
   const keyring = Keyring.open(config.signingKeysDir);
+  // Before the database opens: a facilitator that cannot take our payments stops start-up at once.
+  // The payment packages (viem and the x402 SDK) load only in x402 mode: demo mode starts faster.
+  const payments =
+    config.paymentMode === 'x402'
+      ? await (await import('./payments/x402.ts')).PaymentGate.create(config, overrides.facilitator)
+      : undefined;
   const database = await openDatabase(config.database);
   const { db } = database;
   const accounts = new AccountsService({ db, ids, clock });
@@ -70,8 +88,21 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     publicBaseUrl: config.publicBaseUrl,
     allowPrivateUrls: config.webhookAllowPrivateUrls,
   });
+  const publicUrl = new URL(config.publicBaseUrl);
+  const tsa = await Tsa.open(config.signingKeysDir, publicUrl.host);
+  const transparencyLog = new LogService({
+    db,
+    engine: database.engine,
+    key: keyring.logKey,
+    origin: `${publicUrl.host}${publicUrl.pathname.replace(/\/+$/, '')}/log`,
+    clock,
+    log,
+  });
+  await transparencyLog.open();
   const proofs = new ProofsService({
     db,
+    logOrigin: transparencyLog.origin,
+    tsa,
     engine: database.engine,
     keyring,
     ids,
@@ -79,6 +110,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     onCreated: (trx, created) => webhooks.enqueueProofCreated(trx, created),
     afterCommit: (events) => {
       if (events > 0) dispatcher.nudge();
+      transparencyLog.nudge();
     },
   });
   const stats = new StatsService({ db, clock });
@@ -92,11 +124,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     accounts,
     webhooks,
     dispatcher,
+    payments,
+    log: transparencyLog,
+    tsa,
     stats,
-    start: () => dispatcher.start(),
+    start: () => {
+      dispatcher.start();
+      transparencyLog.start();
+    },
     async close() {
       await dispatcher.stop();
       await proofs.drain();
+      await transparencyLog.stop();
       await accounts.flush();
       await database.close();
     },

@@ -68,7 +68,13 @@ test(
             }
           }
         });
-        await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
+        // Kill only once this round has load going (a slow machine gets more time), at a random moment.
+        const before = acknowledged.size;
+        const busyBy = Date.now() + 15_000;
+        while (acknowledged.size < before + 10 && Date.now() < busyBy) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 400));
         await instance.stop('SIGKILL');
         isRunning = false;
         await Promise.all(workers);
@@ -87,6 +93,20 @@ test(
         assert.equal(search.body.proofs.length, 1, idempotencyKey);
       }
       assert.ok(acknowledged.size > KILLS * 10, `load was running (${acknowledged.size} proofs)`);
+
+      // The log survived the kills: every acknowledged proof gets into it, and its inclusion proof leads
+      // to the root of the latest signed checkpoint (the verify report checks both).
+      const logDeadline = Date.now() + 20_000;
+      for (const id of acknowledged.values()) {
+        for (;;) {
+          const report = await api(instance.baseUrl, `/api/verify/proofs/${id}`);
+          const status = report.body.checks.inclusion.status as string;
+          assert.notEqual(status, 'invalid', `${id}: ${report.body.checks.inclusion.message as string}`);
+          if (status === 'valid') break;
+          assert.ok(Date.now() < logDeadline, `${id} never entered the log`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
 
       // Every acknowledged proof's event reaches the receiver, once the last instance has delivered them.
       const expected = new Set(acknowledged.values());

@@ -4,9 +4,9 @@ import { createContext } from './context.ts';
 
 /** Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0. */
 async function main(): Promise<void> {
-  let config;
+  let ctx;
   try {
-    config = loadConfig();
+    ctx = await createContext(loadConfig());
   } catch (error) {
     if (error instanceof ConfigError) {
       for (const problem of error.problems) process.stderr.write(`hashproof: configuration: ${problem}\n`);
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const ctx = await createContext(config);
+  const config = ctx.config;
   const app = await buildApp(ctx);
   let stopping = false;
   const stop = async (signal: string) => {

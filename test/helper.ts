@@ -223,3 +223,12 @@ export async function requireService(name: string, url: string): Promise<string 
 }
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * A proof without its `log` field: the one field that changes after creation (null until the
+ * sequencer integrates the proof, within about a second), for comparing two reads of one proof.
+ */
+export function ignoringLog<T extends { log?: unknown }>(proof: T): Omit<T, 'log'> {
+  const { log: _log, ...rest } = proof;
+  return rest;
+}

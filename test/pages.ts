@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict';
 import { api, notarizeBody, type TestServer } from './helper.ts';
+import { startChain, startFacilitator } from './x402-chain.ts';
 
 /** An x402 configuration with a price other than the default, so the pages must read it from there. */
 export const X402_ENV = {
   PAYMENT_MODE: 'x402',
   X402_PAY_TO: '0x' + 'ab12'.repeat(10),
-  X402_FACILITATOR_URL: 'https://facilitator.example/x402',
   X402_PRICE: '$0.007',
 };
+
+/**
+ * X402_ENV with the URL of a real facilitator (the official code on a local chain, see x402-chain.ts):
+ * in x402 mode the service asks its facilitator what it supports before it starts.
+ */
+export async function x402Env(): Promise<Record<string, string>> {
+  const facilitator = await startFacilitator(await startChain());
+  return { ...X402_ENV, X402_FACILITATOR_URL: facilitator.url };
+}
 
 /** The label every page test creates: it must appear escaped, never as markup. */
 export const XSS_LABEL = '"><script>alert(1)</script>';

@@ -14,7 +14,7 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   /** Sets the signing secret the receiver verifies with (known only once the webhook is created). */
   setSecret(secret: string): void;
-  /** Statuses to answer, in order; after the list, 200. */
+  /** Statuses to answer, in order; after the list, 200. Status 0 never answers (a hanging receiver). */
   respondWith(statuses: number[]): void;
   /** Resolves when `count` requests have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
@@ -40,7 +40,9 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         verifyError = error instanceof Error ? error.message : String(error);
       }
       received.push({ headers: req.headers, body, verified, verifyError });
-      res.statusCode = statuses.shift() ?? 200;
+      const status = statuses.shift() ?? 200;
+      if (status === 0) return; // hang: keep the request open
+      res.statusCode = status;
       res.end(res.statusCode < 300 ? 'ok' : 'failure from the receiver');
     });
   });
@@ -61,6 +63,10 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       }
       return received;
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

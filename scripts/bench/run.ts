@@ -38,7 +38,7 @@ export interface BenchReport {
   machine: string;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const address = probe.address();
@@ -47,14 +47,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-function startProcess(script: string, env: Record<string, string>): ChildProcess {
+export function startProcess(script: string, env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
 
-async function waitForOk(url: string, init?: RequestInit): Promise<void> {
+export async function waitForOk(url: string, init?: RequestInit): Promise<void> {
   for (let i = 0; i < 600; i++) {
     try {
       if ((await fetch(url, init)).status < 500) return;
@@ -64,6 +64,15 @@ async function waitForOk(url: string, init?: RequestInit): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`${url} did not answer`);
+}
+
+/** Waits until the service's log checkpoint covers `size` entries. */
+export async function waitForLogSize(service: string, size: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${service}/log/checkpoint`);
+    if (res.status === 200 && Number((await res.text()).split('\n')[1]) >= size) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** The peak resident set of a process so far (Linux VmHWM), in MB. */
@@ -115,6 +124,8 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     children.push(serviceProcess);
     await waitForOk(`${service}/health`);
     const startupMs = performance.now() - started;
+    // The seeded proofs enter the transparency log first, so its sequencer is idle during the runs.
+    await waitForLogSize(service, options.proofs);
     children.push(startProcess(path.join(ROOT, 'scripts/bench/bare-server.ts'), { PORT: String(barePort) }));
     await waitForOk(`${bare}/api/proof/notarize`, {
       method: 'POST',

@@ -117,6 +117,8 @@ describe('hashproof verify', () => {
     const offline = await cli(['verify', file]);
     assert.equal(offline.code, 0, offline.stdout + offline.stderr);
     assert.match(offline.stdout, /^ok {3}receipt: the Ed25519 receipt verifies/m);
+    assert.match(offline.stdout, /^ok {3}timestamp: the RFC 3161 token names this hash/m);
+    assert.match(offline.stdout, /^ok {3}inclusion: entry \d+ of the log's signed tree/m);
     const good = await cli(['verify', file, '--online']);
     assert.equal(good.code, 0, good.stdout + good.stderr);
     assert.match(good.stdout, /^ok {3}contentHash/m);
@@ -139,6 +141,28 @@ describe('hashproof verify', () => {
       JSON.parse(forgedOffline.stdout).checks.find((c: { name: string }) => c.name === 'receipt').status,
       'invalid',
     );
+    const checkOf = (run: { stdout: string }, name: string) =>
+      (JSON.parse(run.stdout).checks as { name: string; status: string }[]).find((c) => c.name === name)
+        ?.status;
+    // The token and the log catch a changed timestamp or hash on their own, offline.
+    const retimed = JSON.parse(readFileSync(proofFile, 'utf8'));
+    retimed.proof.timestamp = new Date(Date.parse(retimed.proof.timestamp) - 86_400_000).toISOString();
+    writeFileSync(tampered, JSON.stringify(retimed));
+    const backdated = await cli(['verify', file, tampered, '--json']);
+    assert.equal(backdated.code, 1);
+    assert.equal(checkOf(backdated, 'timestamp'), 'invalid');
+    assert.equal(checkOf(backdated, 'inclusion'), 'invalid');
+    const forgedLog = JSON.parse(readFileSync(proofFile, 'utf8'));
+    forgedLog.evidence.tlogProof = forgedLog.evidence.tlogProof.replace(
+      /\n(\d+)\n/,
+      (_m: string, n: string) => `\n${Number(n) + 1}\n`,
+    );
+    writeFileSync(tampered, JSON.stringify(forgedLog));
+    const forgedCheckpoint = await cli(['verify', file, tampered, '--json']);
+    assert.equal(forgedCheckpoint.code, 1);
+    assert.equal(checkOf(forgedCheckpoint, 'inclusion'), 'invalid');
+
+    writeFileSync(tampered, JSON.stringify(document));
     const forged = await cli(['verify', file, tampered, '--online', '--json']);
     assert.equal(forged.code, 1);
     const report = JSON.parse(forged.stdout);

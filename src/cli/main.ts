@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { signingMessage } from '../core/proof-signature.ts';
 import {
   createClient,
@@ -12,6 +13,7 @@ import {
   verifyOffline,
   type HashproofClient,
   type Proof,
+  type Evidence,
   type PublicKeyEntry,
 } from '../client/client.ts';
 
@@ -80,6 +82,16 @@ const OPTIONS = {
 type Values = ReturnType<typeof parse>['values'];
 const parse = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
 
+/** The x402 wallet of HASHPROOF_WALLET_KEY (a 0x-prefixed 32-byte hex private key), if set. */
+async function walletFromEnvironment(): Promise<PrivateKeyAccount | undefined> {
+  const key = process.env.HASHPROOF_WALLET_KEY?.trim();
+  if (key === undefined || key === '') return undefined;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key))
+    throw new UsageError('HASHPROOF_WALLET_KEY must be a 0x-prefixed 32-byte hex private key');
+  const { privateKeyToAccount } = await import('viem/accounts');
+  return privateKeyToAccount(key as `0x${string}`);
+}
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -95,6 +107,7 @@ async function main(argv: string[]): Promise<number> {
     baseUrl: values.url ?? process.env.HASHPROOF_URL ?? 'http://127.0.0.1:8080',
     apiKey: values['api-key'] ?? process.env.HASHPROOF_API_KEY,
     adminKey: process.env.SERVICE_ADMIN_KEY,
+    payer: await walletFromEnvironment(),
   });
   switch (command) {
     case 'stamp':
@@ -144,6 +157,8 @@ async function stamp(client: HashproofClient, inputs: string[], values: Values):
       // The public key that signed the receipt, so the file verifies offline. Compare it with the
       // service's /.well-known/hashproof-keys.json (or a copy you trust) to know it is the service's.
       keys: receiptKey ? [receiptKey] : [],
+      // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
+      evidence: await client.evidence(result.proof.id),
     };
     const outFile = values.out ?? (file === '-' ? undefined : `${file}.proof.json`);
     if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
@@ -165,10 +180,11 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
   const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
     proof?: Proof;
     keys?: PublicKeyEntry[];
+    evidence?: Evidence;
   } & Proof;
   const proof = document.proof ?? document;
   const keys = values.online ? await keysOf(client) : (document.keys ?? []);
-  const checks = verifyOffline(proof, await hashFile(file), keys);
+  const checks = verifyOffline(proof, await hashFile(file), keys, document.evidence ?? {});
   if (values.online) {
     try {
       // The service vouches for its stored proof; the file must be that proof, field for field.

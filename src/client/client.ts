@@ -1,7 +1,11 @@
-import { createHash, createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { signingMessage } from '../core/proof-signature.ts';
 import { verifyReceipt } from '../core/receipt.ts';
+import { leafHash, verifyInclusion } from '../core/merkle.ts';
+import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
+import { verifyTimestampToken } from '../tsa/verify-token.ts';
+import type { ClientEvmSigner } from '@x402/evm';
 
 /** An error answered by the service (its error envelope), or a network failure (`status` 0). */
 export class HashproofError extends Error {
@@ -33,6 +37,25 @@ export interface Proof {
   accountId: string | null;
   payment: { network: string; payer: string; transaction: string; amount: string } | null;
   receipt: { keyId: string; signature: string } | null;
+  /** Path of the RFC 3161 token (absent or null on proofs made before tokens existed). */
+  timestampToken?: string | null;
+  /** The proof's place in the transparency log, once integrated. */
+  log?: { origin: string; leafIndex: number } | null;
+}
+
+/**
+ * What checks a proof offline beyond its receipt, saved with it by `hashproof stamp`: the RFC 3161
+ * token with the TSA chain, and the C2SP tlog-proof with the log's verifier key.
+ */
+export interface Evidence {
+  /** The TimeStampResp, base64 DER. */
+  timestampToken?: string;
+  /** The TSA certificate followed by its root, PEM (the root is the trust anchor: compare it). */
+  tsaCertificates?: string;
+  /** The C2SP tlog-proof file. */
+  tlogProof?: string;
+  /** The log's C2SP verifier key (compare it with the service's key manifest). */
+  logVerifierKey?: string;
 }
 
 /** An entry of the service's key manifest (`/.well-known/hashproof-keys.json`). */
@@ -87,6 +110,12 @@ export interface ClientOptions {
    * `fetch` by default, which surfaces a 402 as a HashproofError with code `payment_required`.
    */
   fetch?: typeof fetch;
+  /**
+   * A wallet that pays x402 challenges (USDC, `exact` scheme, EIP-3009): a viem local account such as
+   * `privateKeyToAccount(key)`. The official `@x402/fetch` client signs each payment; the default spend
+   * controls of that client apply (known USDC assets only, at most $1 per payment).
+   */
+  payer?: ClientEvmSigner;
   /** Attempts for a request that failed on the network or with a 5xx (default 3). */
   attempts?: number;
 }
@@ -118,6 +147,7 @@ export function verifyOffline(
   proof: Proof,
   contentHash: string,
   keys: PublicKeyEntry[] = [],
+  evidence: Evidence = {},
 ): OfflineCheck[] {
   const hashMatches = proof.contentHash.toLowerCase() === contentHash.toLowerCase();
   const checks: OfflineCheck[] = [
@@ -144,12 +174,63 @@ export function verifyOffline(
     message: isWellFormed ? 'the proof is well formed' : 'the proof file is malformed',
   });
   checks.push(receiptCheck(proof, keys));
+  checks.push(timestampCheck(proof, evidence));
+  checks.push(inclusionCheck(proof, evidence));
   checks.push({
     name: 'signature',
     status: 'unavailable',
     message: 'an HMAC signature is checked by the service: use --online',
   });
   return checks;
+}
+
+function timestampCheck(proof: Proof, evidence: Evidence): OfflineCheck {
+  const name = 'timestamp';
+  if (evidence.timestampToken === undefined || evidence.tsaCertificates === undefined)
+    return { name, status: 'unavailable', message: 'no RFC 3161 token saved with the proof' };
+  const certificates =
+    evidence.tsaCertificates.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (certificates.length < 2) return { name, status: 'invalid', message: 'the TSA chain is incomplete' };
+  const problem = verifyTimestampToken(
+    Buffer.from(evidence.timestampToken, 'base64'),
+    Buffer.from(proof.contentHash.slice('sha256:'.length), 'hex'),
+    new Date(proof.timestamp),
+    new X509Certificate(certificates[0]!),
+    new X509Certificate(certificates[1]!),
+  );
+  return problem === undefined
+    ? { name, status: 'valid', message: 'the RFC 3161 token names this hash and time, signed by the TSA' }
+    : { name, status: 'invalid', message: `the RFC 3161 token does not hold: ${problem}` };
+}
+
+function inclusionCheck(proof: Proof, evidence: Evidence): OfflineCheck {
+  const name = 'inclusion';
+  if (evidence.tlogProof === undefined || evidence.logVerifierKey === undefined)
+    return {
+      name,
+      status: 'unavailable',
+      message: 'no tlog-proof saved with the proof (not in the log yet)',
+    };
+  try {
+    const lines = evidence.tlogProof.split('\n');
+    const index = /^index (\d+)$/.exec(lines[1] ?? '')?.[1];
+    const blank = lines.indexOf('', 2);
+    if (lines[0] !== 'c2sp.org/tlog-proof@v1' || index === undefined || blank < 0) throw new Error('format');
+    const hashes = lines.slice(2, blank).map((line) => Buffer.from(line, 'base64'));
+    const note = lines.slice(blank + 1).join('\n');
+    const checkpoint = parseCheckpoint(openNote(note, parseVerifierKey(evidence.logVerifierKey)));
+    const leaf = leafHash(Buffer.from(signingMessage(proof), 'utf8'));
+    const isValid = verifyInclusion(Number(index), checkpoint.size, leaf, hashes, checkpoint.rootHash);
+    return isValid
+      ? { name, status: 'valid', message: `entry ${index} of the log's signed tree of ${checkpoint.size}` }
+      : { name, status: 'invalid', message: 'the inclusion proof does not lead to the signed root' };
+  } catch (error) {
+    return {
+      name,
+      status: 'invalid',
+      message: `the tlog-proof does not hold (${error instanceof Error ? error.message : 'malformed'})`,
+    };
+  }
 }
 
 function receiptCheck(proof: Proof, keys: PublicKeyEntry[]): OfflineCheck {
@@ -195,7 +276,17 @@ function receiptCheck(proof: Proof, keys: PublicKeyEntry[]): OfflineCheck {
 /** A typed client of the hashproof HTTP API. Safe retries: a notarize retry reuses its idempotency key. */
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? fetch;
+  const payer = options.payer;
+  // The x402 client loads only when a wallet is given (it pulls in viem and the x402 SDK).
+  const paying =
+    payer === undefined
+      ? undefined
+      : Promise.all([import('@x402/fetch'), import('@x402/evm/exact/client')]).then(
+          ([{ wrapFetchWithPayment, x402Client }, { ExactEvmScheme }]) =>
+            wrapFetchWithPayment(fetch, new x402Client().register('eip155:*', new ExactEvmScheme(payer))),
+        );
+  const doFetch: typeof fetch =
+    options.fetch ?? (paying ? async (input, init) => (await paying)(input, init) : fetch);
   const attempts = options.attempts ?? 3;
 
   async function call<T>(
@@ -280,7 +371,40 @@ export function createClient(options: ClientOptions) {
         checks: Record<string, { status: string; message: string }>;
         checkedAt: string;
       }>('GET', `/api/verify/proofs/${id(proofId)}`),
-    keys: () => call<{ keys: PublicKeyEntry[] }>('GET', '/.well-known/hashproof-keys.json'),
+    keys: () =>
+      call<{ keys: (PublicKeyEntry & { use?: string; verifierKey?: string })[] }>(
+        'GET',
+        '/.well-known/hashproof-keys.json',
+      ),
+    /**
+     * The offline evidence of a proof: its RFC 3161 token and TSA chain, and, once the proof is in the
+     * log (waiting up to `waitMs` for it), its tlog-proof and the log's verifier key.
+     */
+    async evidence(proofId: string, waitMs = 3_000): Promise<Evidence> {
+      const evidence: Evidence = {};
+      const token = await doFetch(`${base}/api/proofs/${id(proofId)}/timestamp.tsr`);
+      if (token.ok) {
+        evidence.timestampToken = Buffer.from(await token.arrayBuffer()).toString('base64');
+        evidence.tsaCertificates = await (await doFetch(`${base}/api/tsa/certs.pem`)).text();
+      } else await token.arrayBuffer();
+      const until = Date.now() + waitMs;
+      for (;;) {
+        const tlog = await doFetch(`${base}/api/proofs/${id(proofId)}/tlog-proof`);
+        if (tlog.ok) {
+          evidence.tlogProof = await tlog.text();
+          const manifest = await call<{ keys: { use?: string; verifierKey?: string }[] }>(
+            'GET',
+            '/.well-known/hashproof-keys.json',
+          );
+          const logKey = manifest.keys.find((k) => k.use === 'log')?.verifierKey;
+          if (logKey !== undefined) evidence.logVerifierKey = logKey;
+          return evidence;
+        }
+        await tlog.arrayBuffer();
+        if (tlog.status !== 409 || Date.now() > until) return evidence;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     recent: (params: { limit?: number; cursor?: string } = {}) =>
       call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
     search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),

@@ -58,8 +58,10 @@ function createPool(url: string): pg.Pool {
         oid === INT8_OID ? Number : defaultParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
     },
   });
-  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  // A client that loses its connection must not crash the process: an idle one is dropped by the pool
+  // (its 'error'), a busy one also fails its query, which the caller sees (503); the next query reconnects.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -29,6 +29,34 @@ export interface ProofsTable {
   /** `ed25519:<base64>` over the signing message; null for proofs made before receipts existed. */
   receipt: string | null;
   receipt_key_id: string | null;
+  /** The proof's index in the transparency log; null until the sequencer integrated it. */
+  leaf_index: number | null;
+  /** The TSA's ECDSA signature of the proof's RFC 3161 token (base64 DER); the rest is rebuilt. */
+  tst_signature: string | null;
+  tst_key_id: string | null;
+}
+
+/** Every complete subtree of the log's Merkle tree: level 0 holds leaf hashes (base64). */
+export interface LogNodesTable {
+  level: number;
+  idx: number;
+  hash: string;
+}
+
+export interface LogCheckpointsTable {
+  tree_size: number;
+  root_hash: string;
+  /** The C2SP signed note, verbatim. */
+  checkpoint: string;
+  created_at: number;
+}
+
+/** One row (id 1): the size of the latest signed tree, advanced by compare-and-swap. */
+export interface LogHeadTable {
+  id: number;
+  tree_size: number;
+  /** The log's name, fixed when the log is first opened. */
+  origin: string | null;
 }
 
 export interface AccountsTable {
@@ -118,4 +146,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_tasks: WebhookTasksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  log_nodes: LogNodesTable;
+  log_checkpoints: LogCheckpointsTable;
+  log_head: LogHeadTable;
 }

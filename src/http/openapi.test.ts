@@ -54,7 +54,7 @@ test('every route registered in the app appears in /openapi.json', () => {
       // HEAD routes are Fastify's automatic twins of GET routes; OPTIONS * is the CORS preflight.
       (method) => method !== 'HEAD' && !(method === 'OPTIONS' && route.url === '*'),
     );
-    const openApiPath = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const openApiPath = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
     for (const method of methods) {
       checked += 1;
       if (document.paths?.[openApiPath]?.[method.toLowerCase()] === undefined) {

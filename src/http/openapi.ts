@@ -42,7 +42,7 @@ export function errorResponses(...statuses: number[]): Record<number, object> {
 /** Shared schemas, and the OpenAPI 3.1 document generated from every route's own schema. */
 export async function registerOpenApi(
   app: FastifyInstance,
-  options: { publicBaseUrl: string; version: string; sharedSchemas: object[] },
+  options: { publicBaseUrl: string; version: string; sharedSchemas: object[]; isPaid: boolean },
 ): Promise<void> {
   app.addSchema(ErrorEnvelope);
   for (const schema of options.sharedSchemas) app.addSchema(schema);
@@ -60,6 +60,17 @@ export async function registerOpenApi(
         securitySchemes: {
           adminKey: { type: 'apiKey', in: 'header', name: 'X-Service-Admin-Key' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' },
+          ...(options.isPaid
+            ? {
+                x402: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'PAYMENT-SIGNATURE',
+                  description:
+                    'An x402 v2 payment (base64 JSON PaymentPayload) answering the 402 challenge of PAYMENT-REQUIRED.',
+                },
+              }
+            : {}),
         },
       },
     },

@@ -8,7 +8,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { ed25519KeyId } from '../core/receipt.ts';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** One HMAC signing key. The secret never leaves the process: not in a response, log or event. */
@@ -56,6 +56,7 @@ export class Keyring {
   #keys = new Map<string, HmacKey>();
   #active: HmacKey;
   #receiptKeys: ReceiptKey[];
+  #logKey: LogKey | undefined;
 
   private constructor(dir: string, keys: HmacKey[], receiptKeys: ReceiptKey[]) {
     this.#dir = dir;
@@ -90,6 +91,15 @@ export class Keyring {
     if (known !== undefined) return known;
     this.#receiptKeys = readReceiptKeys(this.#dir);
     return this.#receiptKeys.find((k) => k.keyId === keyId);
+  }
+
+  /**
+   * The transparency log's Ed25519 key: it signs every checkpoint. One key for the life of the log (a
+   * verifier pins it), created on first use; instances sharing the directory share it.
+   */
+  get logKey(): LogKey {
+    this.#logKey ??= openLogKey(this.#dir);
+    return this.#logKey;
   }
 
   get active(): HmacKey {
@@ -206,6 +216,39 @@ function writeNewReceiptKey(dir: string, now: Date): void {
     mode: 0o600,
     flag: 'wx',
   });
+}
+
+/** The log's signing key (Ed25519), kept in `log-ed25519.pem`. */
+export interface LogKey {
+  keyId: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  createdAt: string;
+}
+
+const LOG_KEY_FILE = 'log-ed25519.pem';
+
+function openLogKey(dir: string): LogKey {
+  const file = path.join(dir, LOG_KEY_FILE);
+  try {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), {
+      mode: 0o600,
+      flag: 'wx',
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const privateKey = createPrivateKey(readFileSync(file, 'utf8'));
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new Error(`log key file ${file} is not an Ed25519 key`);
+  const publicKey = createPublicKey(privateKey);
+  return {
+    keyId: ed25519KeyId(publicKey),
+    privateKey,
+    publicKey,
+    createdAt: statSync(file).mtime.toISOString(),
+  };
 }
 
 /** A public name for a secret key: a hash of it, so the id reveals nothing usable. */

@@ -4,14 +4,21 @@ import type { AppContext } from '../context.ts';
 
 const PublicKey = Type.Object({
   keyId: Type.String(),
-  algorithm: Type.Literal('Ed25519'),
-  use: Type.Literal('receipt'),
+  algorithm: Type.Union([Type.Literal('Ed25519'), Type.Literal('ECDSA-P256')]),
+  use: Type.Union([Type.Literal('receipt'), Type.Literal('log'), Type.Literal('tsa')], {
+    description:
+      '`receipt`: signs proof receipts; `log`: signs the transparency log checkpoints; `tsa`: signs RFC 3161 ' +
+      'tokens (its certificate chain is at /api/tsa/certs.pem).',
+  }),
   publicKey: Type.String({ description: 'The public key, base64 of its DER SubjectPublicKeyInfo.' }),
   publicKeyPem: Type.String(),
   validFrom: Type.String({ format: 'date-time' }),
   validUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'When a newer key took over; null for the key that signs now. Old keys stay listed.',
   }),
+  verifierKey: Type.Optional(
+    Type.String({ description: 'For the log key: the C2SP signed-note verifier key (`origin+keyid+key`).' }),
+  ),
 });
 
 const KeyManifest = Type.Object({ service: Type.String(), keys: Type.Array(PublicKey) });
@@ -29,17 +36,39 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
     },
     async (_request, reply) => {
       void reply.header('Cache-Control', 'public, max-age=300');
+      const logKey = ctx.keyring.logKey;
       return {
         service: ctx.config.publicBaseUrl,
-        keys: ctx.keyring.receiptKeys().map((key) => ({
-          keyId: key.keyId,
-          algorithm: 'Ed25519' as const,
-          use: 'receipt' as const,
-          publicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-          publicKeyPem: key.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-          validFrom: key.validFrom,
-          validUntil: key.validUntil,
-        })),
+        keys: [
+          ...ctx.keyring.receiptKeys().map((key) => ({
+            keyId: key.keyId,
+            algorithm: 'Ed25519' as const,
+            use: 'receipt' as const,
+            publicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+            publicKeyPem: key.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            validFrom: key.validFrom,
+            validUntil: key.validUntil,
+          })),
+          {
+            keyId: logKey.keyId,
+            algorithm: 'Ed25519' as const,
+            use: 'log' as const,
+            publicKey: logKey.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+            publicKeyPem: logKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            validFrom: logKey.createdAt,
+            validUntil: null,
+            verifierKey: ctx.log.verifierKey,
+          },
+          {
+            keyId: ctx.tsa.keyId,
+            algorithm: 'ECDSA-P256' as const,
+            use: 'tsa' as const,
+            publicKey: ctx.tsa.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+            publicKeyPem: ctx.tsa.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            validFrom: new Date(ctx.tsa.certificate.validFrom).toISOString(),
+            validUntil: null,
+          },
+        ],
       };
     },
   );

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type TestServer } from '../../test/helper.ts';
-import { createProof, X402_ENV, XSS_LABEL } from '../../test/pages.ts';
+import { createProof, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
 /**
  * The pages in a real browser: Debian's Chromium driven by playwright-core (headless, no sandbox, no
@@ -226,6 +226,8 @@ describe('in a real browser', () => {
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate('document.activeElement?.textContent'), 'Skip to content');
     await page.keyboard.press('Enter');
+    // Following the link is a navigation within the page; wait for it rather than read the URL at once.
+    await page.waitForURL(/#main$/, { timeout: 5000 });
     assert.match(page.url(), /#main$/);
     await page.locator('#demo-file').focus();
     await page.keyboard.press('Tab');
@@ -236,7 +238,7 @@ describe('in a real browser', () => {
 
 describe('in a real browser, x402 mode', () => {
   let paid: TestServer;
-  before(async () => (paid = await startServer({ env: X402_ENV })));
+  before(async () => (paid = await startServer({ env: await x402Env() })));
   after(async () => {
     await paid.close();
     paid.cleanup();

@@ -10,7 +10,7 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
-import { createProof, getPage, X402_ENV, XSS_LABEL } from '../../test/pages.ts';
+import { createProof, getPage, X402_ENV, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
 const BASE = 'https://proofs.example.com';
 const DAY_MS = 86_400_000;
@@ -185,10 +185,12 @@ describe('dashboard', () => {
         notarizeBody() as any,
         { kind: 'payer', network: 'eip155:8453', payer: '0x' + '1'.repeat(40) },
         {
-          network: 'eip155:8453',
-          payer: '0x' + '1'.repeat(40),
-          transaction: '0x' + 'f'.repeat(64),
-          amount: '5000',
+          charge: async () => ({
+            network: 'eip155:8453',
+            payer: '0x' + '1'.repeat(40),
+            transaction: '0x' + 'f'.repeat(64),
+            amount: '5000',
+          }),
         },
       ),
     );
@@ -224,14 +226,41 @@ describe('dashboard', () => {
       /Paid with x402 <code>x402<\/code><\/td>\s?<td class="num">1<\/td>\s?<td class="num">17%<\/td>/,
     );
   });
+
+  test('/.well-known/x402 and /api/discovery answer in demo mode and list no paid resource', async () => {
+    const wellKnown = await api(server.baseUrl, '/.well-known/x402');
+    assert.equal(wellKnown.status, 200);
+    assert.equal(wellKnown.body.version, 1);
+    assert.equal(wellKnown.body.mode, 'demo');
+    assert.deepEqual(wellKnown.body.resources, []);
+    assert.match(wellKnown.body.instructions, /demo mode/);
+    const discovery = await api(server.baseUrl, '/api/discovery');
+    assert.equal(discovery.status, 200);
+    assert.deepEqual(discovery.body, {
+      x402Version: 2,
+      mode: 'demo',
+      items: [],
+      pagination: { limit: 0, offset: 0, total: 0 },
+    });
+  });
 });
 
 describe('JSON documents in x402 mode', () => {
   let server: TestServer;
-  before(async () => (server = await startServer({ env: { ...X402_ENV, PUBLIC_BASE_URL: BASE } })));
+  before(async () => (server = await startServer({ env: { ...(await x402Env()), PUBLIC_BASE_URL: BASE } })));
   after(async () => {
     await server.close();
     server.cleanup();
+  });
+
+  test('the discovery documents name the paid route under PUBLIC_BASE_URL, at the configured price', async () => {
+    const wellKnown = (await api(server.baseUrl, '/.well-known/x402')).body;
+    assert.deepEqual(wellKnown.resources, [`${BASE}/api/proof/notarize`]);
+    assert.equal(wellKnown.items[0].accepts[0].amount, '7000');
+    assert.equal(wellKnown.items[0].accepts[0].payTo, X402_ENV.X402_PAY_TO);
+    const discovery = (await api(server.baseUrl, '/api/discovery')).body;
+    assert.equal(discovery.items[0].resource, `${BASE}/api/proof/notarize`);
+    assert.equal(discovery.items[0].extensions.bazaar.info.input.method, 'POST');
   });
 
   test('state the configured x402 terms', async () => {

@@ -23,6 +23,19 @@ function paidBy(proof: Proof): SafeHtml {
   return html`Demo mode (no payment)`;
 }
 
+function logEntry(proof: Proof): SafeHtml {
+  if (proof.log === null) {
+    return html`<span class="muted"
+      >not integrated yet: the log takes new proofs within about a second</span
+    >`;
+  }
+  const { origin, leafIndex } = proof.log;
+  return html`entry <strong>${leafIndex}</strong> of <code>${origin}</code> ·
+    <a href="/api/proofs/${proof.id}/inclusion">inclusion proof</a> ·
+    <a href="/api/proofs/${proof.id}/tlog-proof">tlog-proof file</a> ·
+    <a href="/log/checkpoint">checkpoint</a>`;
+}
+
 export function badgeSnippets(config: Config, id: string): { markdown: string; html: string } {
   const page = absoluteUrl(config, `/proof/${id}`);
   const badge = absoluteUrl(config, `/proof/${id}/badge.svg`);
@@ -83,6 +96,24 @@ export function renderProofPage(config: Config, proof: Proof, checkedAt: string)
         <dd>
           <code class="hash">${proof.signature}</code>
           <span class="muted">key <code>${proof.keyId}</code></span>
+        </dd>
+      </div>
+      <div>
+        <dt>Transparency log</dt>
+        <dd>${logEntry(proof)}</dd>
+      </div>
+      <div>
+        <dt>RFC 3161 token</dt>
+        <dd>
+          ${
+            proof.timestampToken === null
+              ? html`<span class="muted">none (made before tokens existed)</span>`
+              : html`<a href="${proof.timestampToken}">${id}.tsr</a>
+                  <span class="muted"
+                    >verify with <code>openssl ts -verify</code> and
+                    <a href="/api/tsa/certs.pem">the TSA certificates</a></span
+                  >`
+          }
         </dd>
       </div>
       <div>

@@ -39,6 +39,25 @@ describe('GET /proof/{id}', () => {
     assert.ok(page.includes(`curl -s ${BASE}/api/verify/proofs/${proof.id}`));
     assert.ok(page.includes(`data-compare="${proof.contentHash}"`), 'the in-browser file check');
     assert.match(page, /<script src="\/assets\/site\.js\?v=[0-9a-f]{12}" defer><\/script>/);
+    assert.ok(page.includes(`href="/api/proofs/${proof.id}/timestamp.tsr"`), 'the RFC 3161 token');
+  });
+
+  test('shows the log entry once the sequencer integrated the proof, with its inclusion proof', async () => {
+    const proof = await createProof(server, { contentHash: sampleHash(52) });
+    let page = '';
+    for (let i = 0; i < 200; i++) {
+      page = await getPage(server, `/proof/${proof.id}`);
+      if (page.includes('inclusion proof')) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const { leafIndex, origin } = (await api(server.baseUrl, `/api/proofs/${proof.id}`)).body.proof.log;
+    assert.equal(origin, 'proofs.example.com/log');
+    assert.ok(
+      page.includes(`entry <strong>${leafIndex}</strong> of <code>proofs.example.com/log</code>`),
+      page,
+    );
+    assert.ok(page.includes(`href="/api/proofs/${proof.id}/inclusion"`));
+    assert.ok(page.includes(`href="/api/proofs/${proof.id}/tlog-proof"`));
   });
 
   test('escapes an attacker-chosen label and metadata key names everywhere on the page', async () => {

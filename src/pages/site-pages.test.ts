@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, expectError, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
-import { assertEscapedLabel, createProof, getPage, X402_ENV, XSS_LABEL } from '../../test/pages.ts';
+import { assertEscapedLabel, createProof, getPage, X402_ENV, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
 const BASE = 'https://proofs.example.com';
 const PAY_TO = X402_ENV.X402_PAY_TO;
@@ -152,7 +152,7 @@ describe('public pages in demo mode', () => {
 
 describe('public pages in x402 mode', () => {
   let server: TestServer;
-  before(async () => (server = await startServer({ env: { ...X402_ENV, PUBLIC_BASE_URL: BASE } })));
+  before(async () => (server = await startServer({ env: { ...(await x402Env()), PUBLIC_BASE_URL: BASE } })));
   after(async () => {
     await server.close();
     server.cleanup();

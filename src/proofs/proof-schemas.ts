@@ -77,6 +77,28 @@ export const Proof = Type.Object(
       ],
       { description: 'A public-key signature anyone can check offline.' },
     ),
+    timestampToken: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Path of the RFC 3161 time-stamp token of the proof (DER, application/timestamp-reply): its ' +
+        'imprint is contentHash, its genTime the timestamp; verify it with openssl ts.',
+    }),
+    log: Type.Union(
+      [
+        Type.Object(
+          {
+            origin: Type.String({ description: 'The log that holds the proof (C2SP checkpoint origin).' }),
+            leafIndex: Type.Integer({ minimum: 0, description: 'The position of the proof in that log.' }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'Where the proof sits in the append-only Merkle log; null until the sequencer integrated it ' +
+          '(within about a second). Inclusion proof: /api/proofs/{id}/inclusion.',
+      },
+    ),
   },
   { $id: 'Proof', additionalProperties: false },
 );
@@ -162,7 +184,18 @@ export const VerifyReport = Type.Object({
   ok: Type.Boolean(),
   proofId: Type.String(),
   verified: Type.Boolean({ description: 'True when no check is invalid and the signature is valid.' }),
-  checks: Type.Object({ signature: Check, receipt: Check }),
+  checks: Type.Object({
+    signature: Check,
+    receipt: Check,
+    timestamp: Check,
+    inclusion: Type.Intersect([
+      Check,
+      Type.Object({
+        leafIndex: Type.Union([Type.Integer(), Type.Null()]),
+        treeSize: Type.Union([Type.Integer(), Type.Null()]),
+      }),
+    ]),
+  }),
   keyId: Type.String(),
   signingMessage: Type.String({
     description: 'The exact bytes (UTF-8) that were signed: JCS canonical JSON.',

@@ -1,6 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PaymentGate } from '../payments/x402.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
+import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { AppError } from '../errors.ts';
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
@@ -8,6 +10,7 @@ import { errorResponses } from '../http/openapi.ts';
 import {
   NotarizeBody,
   NotarizeResponse,
+  type Proof,
   ProofDocument,
   ProofIdParams,
   ProofList,
@@ -15,15 +18,70 @@ import {
   SearchQuery,
   VerifyReport,
 } from './proof-schemas.ts';
-import type { Principal } from './proofs-service.ts';
+import type { PaymentRecord, Principal } from './proofs-service.ts';
+import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 const notFound = (id: string) => new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
+
+/** Takes the x402 payment of a request; the PAYMENT-RESPONSE header goes out with the proof. */
+function chargeFor(gate: PaymentGate, request: FastifyRequest, reply: FastifyReply) {
+  return async (): Promise<PaymentRecord> => {
+    const { payment, headers } = await gate.charge(request);
+    void reply.headers(headers);
+    return payment;
+  };
+}
+
+/**
+ * The proof's leaf is in the log: its inclusion proof leads to the root of the latest checkpoint, and
+ * that checkpoint's signature verifies with the log key.
+ */
+async function inclusionCheck(ctx: AppContext, proof: Proof, message: string) {
+  const base = { algorithm: 'rfc6962-sha256+ed25519-checkpoint', keyId: ctx.keyring.logKey.keyId };
+  if (proof.log === null) {
+    return {
+      ...base,
+      status: 'unavailable' as const,
+      leafIndex: null,
+      treeSize: null,
+      message: 'Not in the log yet: the sequencer integrates new proofs within about a second',
+    };
+  }
+  const { leafIndex } = proof.log;
+  const inclusion = await ctx.log.inclusion(leafIndex);
+  const checkpoint = inclusion.checkpoint === null ? undefined : ctx.log.openCheckpoint(inclusion.checkpoint);
+  const isValid =
+    checkpoint !== undefined &&
+    checkpoint.size === inclusion.treeSize &&
+    verifyInclusion(
+      leafIndex,
+      inclusion.treeSize,
+      leafHash(Buffer.from(message, 'utf8')),
+      inclusion.hashes,
+      checkpoint.rootHash,
+    );
+  return {
+    ...base,
+    status: isValid ? ('valid' as const) : ('invalid' as const),
+    leafIndex,
+    treeSize: inclusion.treeSize,
+    message: isValid
+      ? `Leaf ${leafIndex} is included in the signed tree of ${inclusion.treeSize} entries`
+      : checkpoint === undefined
+        ? 'The latest checkpoint does not verify with the log key'
+        : 'The inclusion proof does not lead from this proof to the signed root',
+  };
+}
 
 /** SPEC.md §4: proof creation and the public proof reads. */
 export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
+  const gate = ctx.payments;
+  const notarizeSecurity: Record<string, string[]>[] = gate
+    ? [{ x402: [] }, { apiKey: [] }]
+    : [{}, { apiKey: [] }];
   api.post(
     '/api/proof/notarize',
     {
@@ -31,25 +89,56 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         summary: 'Create a timestamped proof of a SHA-256 hash',
         description:
           'Send only the hash of your content, a label, optional metadata and an idempotency key. ' +
-          'A retry with the same key and content returns the same proof (`idempotentReplay: true`).',
+          'A retry with the same key and content returns the same proof (`idempotentReplay: true`). ' +
+          (gate
+            ? `Paid: ${ctx.config.x402?.price ?? ''} per proof through x402 v2 (402 challenge in PAYMENT-REQUIRED, ` +
+              'payment in PAYMENT-SIGNATURE, receipt in PAYMENT-RESPONSE), or free of payment with an API key ' +
+              'that has the scope proofs:write.'
+            : 'Free in demo mode.'),
         tags: ['proofs'],
-        security: [{}, { apiKey: [] }],
+        security: notarizeSecurity,
         body: NotarizeBody,
         response: {
           200: {
             description: 'Proof created, or replayed for a repeated idempotency key',
             ...NotarizeResponse,
           },
-          ...errorResponses(400, 401, 403, 413, 415, 422, 429),
+          ...errorResponses(400, 401, 402, 403, 409, 413, 415, 422, 429, 502),
         },
+        ...(gate ? { 'x-payment-info': paymentInfo(ctx) } : {}),
+      },
+      // x402: the challenge is answered before the body is read (directory probers rely on it).
+      onRequest: async (request) => {
+        if (gate && request.apiKey === undefined) await gate.admit(request);
+      },
+      onResponse: async (request) => {
+        gate?.release(request);
       },
     },
     async (request, reply) => {
       const apiKey = requireScope(request, 'proofs:write');
-      const principal: Principal = apiKey
-        ? { kind: 'account', accountId: apiKey.accountId }
-        : { kind: 'public' };
-      const { proof, isReplay } = await ctx.proofs.notarize(request.body, principal);
+      const attempt = request.payment;
+      let principal: Principal = { kind: 'public' };
+      let charge: (() => Promise<PaymentRecord>) | undefined;
+      if (apiKey) principal = { kind: 'account', accountId: apiKey.accountId };
+      else if (gate && attempt) {
+        principal = { kind: 'payer', network: attempt.network, payer: attempt.payer };
+        charge = chargeFor(gate, request, reply);
+      }
+      let result;
+      try {
+        result = await ctx.proofs.notarize(request.body, principal, { charge });
+      } catch (error) {
+        if (reply.hasHeader('payment-response')) {
+          // Paid, but not stored: the operator reconciles from this line.
+          request.log.error(
+            { err: error, payment: reply.getHeader('payment-response') },
+            'payment settled but the proof was not stored',
+          );
+        }
+        throw error;
+      }
+      const { proof, isReplay } = result;
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');
       void reply.header('Cache-Control', 'no-store');
       return {
@@ -147,10 +236,32 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       if (result === undefined) throw notFound(request.params.id);
       const { proof, isSignatureValid, isReceiptValid, keyId } = result;
       const receiptKeyId = proof.receipt?.keyId ?? '';
+      const inclusion = await inclusionCheck(ctx, proof, result.signingMessage);
+      const timestampProblem = await ctx.proofs.checkTimestamp(proof);
+      const timestamp = {
+        status:
+          timestampProblem === undefined
+            ? ('valid' as const)
+            : timestampProblem === 'absent'
+              ? ('unavailable' as const)
+              : ('invalid' as const),
+        algorithm: 'rfc3161-ecdsa-p256-sha256',
+        keyId: ctx.tsa.keyId,
+        message:
+          timestampProblem === undefined
+            ? 'The RFC 3161 token names this hash and timestamp, and its signature verifies with the TSA certificate'
+            : timestampProblem === 'absent'
+              ? 'This proof has no RFC 3161 token (made before tokens existed)'
+              : `The RFC 3161 token does not hold: ${timestampProblem}`,
+      };
       return {
         ok: true,
         proofId: proof.id,
-        verified: isSignatureValid && isReceiptValid !== false,
+        verified:
+          isSignatureValid &&
+          isReceiptValid !== false &&
+          inclusion.status !== 'invalid' &&
+          timestamp.status !== 'invalid',
         checks: {
           signature: {
             status: isSignatureValid ? ('valid' as const) : ('invalid' as const),
@@ -176,6 +287,8 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
                   ? 'The Ed25519 receipt verifies with the published key ' + receiptKeyId
                   : 'The Ed25519 receipt does not verify with the published key',
           },
+          timestamp,
+          inclusion,
         },
         keyId,
         signingMessage: result.signingMessage,

@@ -7,6 +7,7 @@ import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
 import type { Keyring } from '../keys/keyring.ts';
+import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
@@ -16,6 +17,8 @@ export const METADATA_MAX_BYTES = 8192;
 /** Deeper metadata is refused before anything recursive (serialization, hashing) walks it. */
 export const METADATA_MAX_DEPTH = 32;
 export const REDACTED = '[redacted]';
+/** Signature-check results kept (oldest dropped first): about 4 MB at most. */
+const CHECK_CACHE_SIZE = 10_000;
 
 /** Who asks for a proof: decides the idempotency scope and what the proof records (DECISIONS §3). */
 export type Principal =
@@ -28,6 +31,15 @@ export interface PaymentRecord {
   payer: string;
   transaction: string;
   amount: string;
+}
+
+export interface NotarizeOptions {
+  /**
+   * Takes the payment of a paid request (x402: verify, then settle). Called only when a new proof is to
+   * be made (never for a replay), before anything is written; the proof records what it returns and is
+   * committed only after it returned.
+   */
+  charge?: () => Promise<PaymentRecord>;
 }
 
 export interface NotarizeResult {
@@ -59,12 +71,26 @@ export interface ProofsServiceDeps {
   onCreated?: (trx: Db, proofs: Proof[]) => Promise<number>;
   /** Runs after that transaction commits, with the count `onCreated` returned. */
   afterCommit?: (eventCount: number) => void;
+  /** Signs each new proof's RFC 3161 token. */
+  tsa: Tsa;
+  /** The transparency log's origin, named in each sequenced proof. */
+  logOrigin: string;
+  /** How long a paid request waits for another payment with the same key before answering 409. */
+  chargeWaitMs?: number;
 }
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
 export class ProofsService {
   readonly #deps: ProofsServiceDeps;
   readonly #writer: GroupCommitter<NewProofRow, boolean>;
+  /**
+   * Results of signature checks, keyed by every byte that went into them (key id, signature, signed
+   * fields). A check is a pure function of those bytes and keys never change, so a hit is the same
+   * answer recomputing would give; any change to a stored proof changes the key and is checked anew.
+   */
+  readonly #checks = new Map<string, boolean>();
+  /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
+  readonly #charging = new Map<string, Promise<void>>();
 
   constructor(deps: ProofsServiceDeps) {
     this.#deps = deps;
@@ -93,13 +119,47 @@ export class ProofsService {
   async notarize(
     body: NotarizeBody,
     principal: Principal,
-    payment: PaymentRecord | null = null,
+    options: NotarizeOptions = {},
   ): Promise<NotarizeResult> {
     const request = describeRequest(body);
     const scope = idempotencyScope(principal);
     const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
     if (existing !== undefined) return this.#replay(existing, request.fingerprint, body.idempotencyKey);
+    const { charge } = options;
+    if (charge === undefined) return this.#create(body, principal, request, scope, null);
 
+    // A paid request: one payment at a time per idempotency key, so a client's retry cannot pay twice.
+    const slot = `${scope}\n${body.idempotencyKey}`;
+    const running = this.#charging.get(slot);
+    if (running !== undefined) {
+      await Promise.race([running, sleep(this.#deps.chargeWaitMs ?? 5_000)]);
+      const winner = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
+      if (winner !== undefined) return this.#replay(winner, request.fingerprint, body.idempotencyKey);
+      throw new AppError(
+        'idempotency_key_in_use',
+        'A payment for this idempotencyKey is still being settled; retry in a moment',
+        { idempotencyKey: body.idempotencyKey },
+        { 'Retry-After': '1' },
+      );
+    }
+    const done = Promise.withResolvers<void>();
+    this.#charging.set(slot, done.promise);
+    try {
+      const payment = await charge();
+      return await this.#create(body, principal, request, scope, payment);
+    } finally {
+      this.#charging.delete(slot);
+      done.resolve();
+    }
+  }
+
+  async #create(
+    body: NotarizeBody,
+    principal: Principal,
+    request: DescribedRequest,
+    scope: string,
+    payment: PaymentRecord | null,
+  ): Promise<NotarizeResult> {
     const createdAt = this.#deps.clock.now();
     const key = this.#deps.keyring.active;
     const receiptKey = this.#deps.keyring.activeReceiptKey;
@@ -123,6 +183,8 @@ export class ProofsService {
       signature: hmacSign(key.keyObject, signed),
       receipt: signReceipt(receiptKey.privateKey, signingMessage(signed)),
       receipt_key_id: receiptKey.keyId,
+      tst_signature: this.#deps.tsa.sign(proofTokenRequest(signed)).toString('base64'),
+      tst_key_id: this.#deps.tsa.keyId,
       key_id: key.keyId,
       idempotency_scope: scope,
       idempotency_key: body.idempotencyKey,
@@ -159,9 +221,43 @@ export class ProofsService {
       keyId: row.key_id,
       signingMessage: message,
       isReceiptValid: proof.receipt
-        ? receiptKey !== undefined && verifyReceipt(receiptKey.publicKey, message, proof.receipt.signature)
+        ? receiptKey !== undefined &&
+          this.#checked(`r\0${receiptKey.keyId}\0${proof.receipt.signature}\0${message}`, () =>
+            verifyReceipt(receiptKey.publicKey, message, proof.receipt?.signature ?? ''),
+          )
         : null,
     };
+  }
+
+  /**
+   * The proof's RFC 3161 token (DER TimeStampResp), rebuilt from the proof and its stored TSA signature;
+   * undefined for an unknown proof, null for a proof made before tokens existed.
+   */
+  async timestampToken(id: string): Promise<Buffer | null | undefined> {
+    const row = await store.findById(this.#deps.db, id);
+    if (row === undefined) return undefined;
+    if (row.tst_signature === null || row.tst_signature === undefined) return null;
+    return this.#deps.tsa.token(
+      proofTokenRequest(this.#toProof(row)),
+      Buffer.from(row.tst_signature, 'base64'),
+    );
+  }
+
+  /**
+   * Checks the proof's token: its stored TSA signature must sign the token that the proof's own hash,
+   * timestamp and id make (so imprint and genTime are the proof's by construction). Returns why it
+   * fails, 'absent', or undefined when it holds.
+   */
+  async checkTimestamp(proof: Proof): Promise<string | undefined> {
+    const row = await store.findById(this.#deps.db, proof.id);
+    if (row?.tst_signature === null || row?.tst_signature === undefined) return 'absent';
+    if (row.tst_key_id !== this.#deps.tsa.keyId)
+      return `signed by an unknown TSA key ${row.tst_key_id ?? ''}`;
+    const signature = Buffer.from(row.tst_signature, 'base64');
+    const key = `t\0${row.tst_key_id}\0${row.tst_signature}\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}`;
+    return this.#checked(key, () => this.#deps.tsa.verifySignature(proofTokenRequest(proof), signature))
+      ? undefined
+      : 'the signature does not verify with the TSA certificate';
   }
 
   /** Newest first, signatures redacted (DECISIONS §4). */
@@ -179,6 +275,16 @@ export class ProofsService {
       proofs: page.map((row) => ({ ...this.#toProof(row), signature: REDACTED })),
       nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
+  }
+
+  #checked(key: string, check: () => boolean): boolean {
+    const known = this.#checks.get(key);
+    if (known !== undefined) return known;
+    const result = check();
+    if (this.#checks.size >= CHECK_CACHE_SIZE)
+      this.#checks.delete(this.#checks.keys().next().value as string);
+    this.#checks.set(key, result);
+    return result;
   }
 
   /** Waits for every accepted write to be committed (graceful stop). */
@@ -209,7 +315,12 @@ export class ProofsService {
     const key = this.#deps.keyring.find(row.key_id);
     return {
       ...fields,
-      verified: key !== undefined && hmacVerify(key.keyObject, fields, row.signature),
+      verified:
+        key !== undefined &&
+        this.#checked(
+          `h\0${row.key_id}\0${row.signature}\0${fields.id}\0${fields.timestamp}\0${fields.contentHash}\0${fields.metadataHash}\0${fields.label}`,
+          () => hmacVerify(key.keyObject, fields, row.signature),
+        ),
       metadataKeys: JSON.parse(row.metadata_keys) as string[],
       signature: row.signature,
       keyId: row.key_id,
@@ -227,6 +338,11 @@ export class ProofsService {
         row.receipt === null || row.receipt_key_id === null
           ? null
           : { keyId: row.receipt_key_id, signature: row.receipt },
+      timestampToken: row.tst_signature ? `/api/proofs/${row.id}/timestamp.tsr` : null,
+      log:
+        row.leaf_index === null || row.leaf_index === undefined
+          ? null
+          : { origin: this.#deps.logOrigin, leafIndex: Number(row.leaf_index) },
     };
   }
 }
@@ -310,8 +426,12 @@ export function idempotencyScope(principal: Principal): string {
   }
 }
 
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 function rowFromInsert(row: NewProofRow): ProofRow {
-  return { ...row, seq: 0 } as ProofRow;
+  return { ...row, seq: 0, leaf_index: null } as ProofRow;
 }
 
 function encodeCursor(seq: number): string {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
 import { isPlausibleId } from '../core/ids.ts';
@@ -18,9 +18,33 @@ export interface ProofFilter {
   beforeSeq?: number;
 }
 
+/**
+ * The two lookups on every request, compiled once per database handle (Kysely builds and compiles a
+ * query on each call otherwise); only the parameters change.
+ */
+const lookups = new WeakMap<Db, { byId: CompiledQuery<ProofRow>; byKey: CompiledQuery<ProofRow> }>();
+
+function lookupsOf(db: Db) {
+  let compiled = lookups.get(db);
+  if (compiled === undefined) {
+    compiled = {
+      byId: db.selectFrom('proofs').selectAll().where('id', '=', '').compile(),
+      byKey: db
+        .selectFrom('proofs')
+        .selectAll()
+        .where('idempotency_scope', '=', '')
+        .where('idempotency_key', '=', '')
+        .compile(),
+    };
+    lookups.set(db, compiled);
+  }
+  return compiled;
+}
+
 export async function findById(db: Db, id: string): Promise<ProofRow | undefined> {
   if (!isPlausibleId(id)) return undefined;
-  return db.selectFrom('proofs').selectAll().where('id', '=', id).executeTakeFirst();
+  const query = lookupsOf(db).byId;
+  return (await db.executeQuery<ProofRow>({ ...query, parameters: [id] })).rows[0];
 }
 
 export async function findByIdempotencyKey(
@@ -28,12 +52,8 @@ export async function findByIdempotencyKey(
   scope: string,
   key: string,
 ): Promise<ProofRow | undefined> {
-  return db
-    .selectFrom('proofs')
-    .selectAll()
-    .where('idempotency_scope', '=', scope)
-    .where('idempotency_key', '=', key)
-    .executeTakeFirst();
+  const query = lookupsOf(db).byKey;
+  return (await db.executeQuery<ProofRow>({ ...query, parameters: [scope, key] })).rows[0];
 }
 
 /**

@@ -153,6 +153,50 @@ describe('webhooks', () => {
     }
   });
 
+  test('a receiver that hangs is timed out and retried, without holding up another receiver', async () => {
+    const hanging = await startWebhookReceiver();
+    const healthy = await startWebhookReceiver();
+    const quick = await startServer({ env: ENV, ...FAST, webhookTimeoutMs: 300 });
+    try {
+      const { admin, account, key } = await setUp(quick, hanging);
+      const other = await admin(`/api/accounts/${account.id}/webhooks`, {
+        url: healthy.url,
+        name: 'healthy',
+      });
+      healthy.setSecret(other.body.secret);
+      hanging.respondWith([0, 0, 0, 0, 0]);
+      const started = Date.now();
+      for (let i = 0; i < 3; i++) {
+        const made = await api(quick.baseUrl, '/api/proof/notarize', {
+          method: 'POST',
+          body: notarizeBody(),
+          headers: { 'x-service-key': key },
+        });
+        assert.equal(made.status, 200);
+      }
+      await healthy.waitFor(3, 5_000);
+      assert.ok(healthy.received.every((r) => r.verifyError === undefined));
+      await hanging.waitFor(4, 10_000); // three first attempts and at least one retry
+      let failures: any[] = [];
+      await waitUntil(async () => {
+        const hooks = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks as any[];
+        const stuck = hooks.find((h) => h.webhook.name === 'sink');
+        failures = stuck.recentDeliveries.filter((d: any) => d.status === 'failed');
+        return failures.length >= 3;
+      });
+      assert.ok(
+        failures.every((d) => d.responseStatus === null && /timeout|timed out/i.test(String(d.error))),
+        JSON.stringify(failures[0]),
+      );
+      assert.ok(Date.now() - started < 15_000);
+    } finally {
+      await quick.close();
+      quick.cleanup();
+      await hanging.close();
+      await healthy.close();
+    }
+  });
+
   test('after the last scheduled retry the delivery is failed; a 410 disables the webhook', async () => {
     receiver = await startWebhookReceiver();
     try {

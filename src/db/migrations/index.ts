@@ -4,6 +4,8 @@ import * as m0001 from './0001-proofs.ts';
 import * as m0002 from './0002-accounts-webhooks.ts';
 import * as m0003 from './0003-label-search.ts';
 import * as m0004 from './0004-receipts.ts';
+import * as m0005 from './0005-log.ts';
+import * as m0006 from './0006-timestamps.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -19,6 +21,8 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0002-accounts-webhooks': m0002,
   '0003-label-search': m0003,
   '0004-receipts': m0004,
+  '0005-log': m0005,
+  '0006-timestamps': m0006,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

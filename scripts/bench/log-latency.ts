@@ -1,0 +1,114 @@
+/**
+ * Time from proof creation to an available inclusion proof, under full notarize load:
+ *   npm run bench:log -- --duration 10 --connections 64
+ * Drives the service (embedded default, demo mode, rate limit off) with `connections` concurrent
+ * clients creating proofs as fast as it answers; one proof in `sample` is followed by a poller that asks
+ * for its inclusion proof every 5 ms until it gets a 200. Prints the creation rate and p50/p99/max of
+ * that delay.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startProcess, waitForOk } from './run.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface LogLatencyReport {
+  proofsPerSecond: number;
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  errors: number;
+}
+
+export async function measureLogLatency(options: {
+  durationSeconds: number;
+  connections: number;
+  sample: number;
+}): Promise<LogLatencyReport> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-bench-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = startProcess(path.join(ROOT, 'src/main.ts'), {
+    DATABASE_URL: `sqlite:${path.join(dataDir, 'bench.db')}`,
+    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
+    RATE_LIMIT_MAX: '0',
+    PAYMENT_MODE: 'demo',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+  });
+  try {
+    await waitForOk(`${base}/health`);
+    const delays: number[] = [];
+    const pollers: Promise<void>[] = [];
+    let created = 0;
+    let errors = 0;
+    const until = performance.now() + options.durationSeconds * 1000;
+    const follow = async (id: string, createdAt: number) => {
+      for (;;) {
+        const res = await fetch(`${base}/api/proofs/${id}/inclusion`);
+        await res.arrayBuffer();
+        if (res.status === 200) return void delays.push(performance.now() - createdAt);
+        if (res.status !== 409) return void errors++;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    const worker = async (w: number) => {
+      for (let i = 0; performance.now() < until; i++) {
+        const res = await fetch(`${base}/api/proof/notarize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            contentHash: 'sha256:' + (w * 1_000_000 + i).toString(16).padStart(64, '0'),
+            label: `latency ${w}/${i}`,
+            idempotencyKey: `latency-${w}-${i}`,
+          }),
+        });
+        const answeredAt = performance.now();
+        const body = (await res.json()) as { proof?: { id: string } };
+        if (res.status !== 200 || body.proof === undefined) {
+          errors++;
+          continue;
+        }
+        created++;
+        if (created % options.sample === 0) pollers.push(follow(body.proof.id, answeredAt));
+      }
+    };
+    await Promise.all(Array.from({ length: options.connections }, (_, w) => worker(w)));
+    await Promise.all(pollers);
+    delays.sort((a, b) => a - b);
+    const at = (q: number) =>
+      Math.round(delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] ?? 0);
+    return {
+      proofsPerSecond: created / options.durationSeconds,
+      samples: delays.length,
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      maxMs: Math.round(delays.at(-1) ?? 0),
+      errors,
+    };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '64' },
+      sample: { type: 'string', default: '10' },
+    },
+  });
+  const report = await measureLogLatency({
+    durationSeconds: Number(values.duration),
+    connections: Number(values.connections),
+    sample: Number(values.sample),
+  });
+  console.log(
+    `notarize ${Math.round(report.proofsPerSecond)} proofs/s; creation → inclusion proof over ${report.samples} samples: ` +
+      `p50 ${report.p50Ms} ms, p99 ${report.p99Ms} ms, max ${report.maxMs} ms; errors ${report.errors}`,
+  );
+}

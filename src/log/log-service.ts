@@ -1,0 +1,488 @@
+import { sql } from 'kysely';
+import type pino from 'pino';
+import {
+  consistencyPath,
+  getterOf,
+  inclusionPath,
+  newNodes,
+  nodeKey,
+  nodesNeeded,
+  rangeHash,
+  treeRoot,
+  type NodeGetter,
+} from '../core/merkle-tree.ts';
+import { leafHash, nodeHash } from '../core/merkle.ts';
+import { signingMessage } from '../core/proof-signature.ts';
+import {
+  formatCheckpoint,
+  formatVerifierKey,
+  openNote,
+  parseCheckpoint,
+  parseVerifierKey,
+  signNote,
+  type Checkpoint,
+  type NoteVerifier,
+} from '../core/signed-note.ts';
+import type { Db } from '../db/index.ts';
+import { AppError } from '../errors.ts';
+import type { LogKey } from '../keys/keyring.ts';
+import type { Clock } from '../platform/clock.ts';
+
+/** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
+export const TILE_HEIGHT = 8;
+export const TILE_WIDTH = 256;
+/** At most this many proofs join the tree in one signed step. */
+const BATCH = 4096;
+/** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
+const IDLE_POLL_MS = 250;
+
+export interface LogServiceDeps {
+  db: Db;
+  engine: 'sqlite' | 'postgres';
+  key: LogKey;
+  /**
+   * The log's name in checkpoints, from the public host and path (e.g. `proofs.example.com/log`). Only
+   * the first start of a log uses it: the name is then stored and kept, whatever later configurations say.
+   */
+  origin: string;
+  clock: Clock;
+  log: pino.Logger;
+}
+
+export interface SignedCheckpoint {
+  treeSize: number;
+  rootHash: Buffer;
+  /** The C2SP signed note, verbatim. */
+  checkpoint: string;
+}
+
+export interface Inclusion {
+  leafIndex: number;
+  treeSize: number;
+  rootHash: Buffer;
+  hashes: Uint8Array[];
+  /** The signed checkpoint of that tree size (null for a size the log never signed). */
+  checkpoint: string | null;
+}
+
+/** The leaf of a proof: the UTF-8 bytes of its JCS signing message (DECISIONS.md §8). */
+export function proofLeaf(row: {
+  id: string;
+  created_at: number;
+  content_hash: string;
+  metadata_hash: string;
+  label: string;
+}): Buffer {
+  return Buffer.from(
+    signingMessage({
+      id: row.id,
+      timestamp: new Date(Number(row.created_at)).toISOString(),
+      contentHash: row.content_hash,
+      metadataHash: row.metadata_hash,
+      label: row.label,
+    }),
+    'utf8',
+  );
+}
+
+/** Thrown inside the sequencer's transaction when another writer advanced the head first. */
+class HeadMoved extends Error {}
+
+/**
+ * The append-only Merkle log of all proofs. A sequencer in every instance integrates new proofs in
+ * batches; one writer at a time is enforced by compare-and-swap on `log_head` (and a row lock on
+ * PostgreSQL), so the log cannot fork. Every complete subtree hash is stored, so the tree can be
+ * recomputed from the leaves and every read is a few indexed lookups.
+ */
+export class LogService {
+  readonly #deps: LogServiceDeps;
+  #origin: string;
+  #vkey: string;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #pendingNudge = false;
+
+  constructor(deps: LogServiceDeps) {
+    this.#deps = deps;
+    this.#origin = deps.origin;
+    this.#vkey = formatVerifierKey(deps.origin, deps.key.publicKey);
+  }
+
+  /** Reads the log's stored name, storing the configured one when the log is new. */
+  async open(): Promise<void> {
+    const { db } = this.#deps;
+    await db
+      .updateTable('log_head')
+      .set({ origin: this.#deps.origin })
+      .where('id', '=', 1)
+      .where('origin', 'is', null)
+      .execute();
+    const head = await db.selectFrom('log_head').select('origin').where('id', '=', 1).executeTakeFirst();
+    const origin = head?.origin ?? this.#deps.origin;
+    if (origin !== this.#deps.origin) {
+      this.#deps.log.warn(
+        { storedOrigin: origin, configuredOrigin: this.#deps.origin },
+        'the log keeps the name it was created with; PUBLIC_BASE_URL names another',
+      );
+    }
+    this.#origin = origin;
+    this.#vkey = formatVerifierKey(origin, this.#deps.key.publicKey);
+  }
+
+  get origin(): string {
+    return this.#origin;
+  }
+
+  #verifier: { vkey: string; verifier: NoteVerifier } | undefined;
+  #lastOpened: { note: string; checkpoint: Checkpoint } | undefined;
+
+  /**
+   * The checkpoint of a signed note if its signature verifies with the log key; undefined otherwise.
+   * The newest note verified is remembered (every verify report checks against the same one).
+   */
+  openCheckpoint(note: string): Checkpoint | undefined {
+    if (this.#lastOpened?.note === note) return this.#lastOpened.checkpoint;
+    if (this.#verifier?.vkey !== this.#vkey)
+      this.#verifier = { vkey: this.#vkey, verifier: parseVerifierKey(this.#vkey) };
+    try {
+      const checkpoint = parseCheckpoint(openNote(note, this.#verifier.verifier));
+      this.#lastOpened = { note, checkpoint };
+      return checkpoint;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The C2SP verifier key of the log (`origin+keyid+base64`). */
+  get verifierKey(): string {
+    return this.#vkey;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  /** New proofs were committed: integrate them now rather than at the next poll. */
+  nudge(): void {
+    this.#pendingNudge = true;
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      let integrated = 0;
+      let delay = IDLE_POLL_MS;
+      try {
+        integrated = await this.sequence();
+      } catch (error) {
+        if (!(error instanceof HeadMoved)) {
+          this.#deps.log.warn({ err: error }, 'log sequencer: step failed, retrying');
+          delay = 1_000;
+        } else delay = 0;
+      }
+      if (integrated === BATCH || !this.#running) continue;
+      if (this.#pendingNudge) {
+        this.#pendingNudge = false;
+        if (delay === IDLE_POLL_MS) continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * One sequencing step: up to BATCH unsequenced proofs become leaves, the new subtree hashes are
+   * stored, and a checkpoint of the new size is signed, all in one transaction that first moves the
+   * head from the size it read (compare-and-swap). Returns how many proofs were integrated.
+   */
+  async sequence(): Promise<number> {
+    const { db, engine } = this.#deps;
+    return db.transaction().execute(async (trx) => {
+      if (engine === 'postgres')
+        await sql`select tree_size from log_head where id = 1 for update`.execute(trx);
+      const head = await trx
+        .selectFrom('log_head')
+        .select('tree_size')
+        .where('id', '=', 1)
+        .executeTakeFirst();
+      if (head === undefined) throw new Error('log_head is missing');
+      const oldSize = Number(head.tree_size);
+      const rows = await trx
+        .selectFrom('proofs')
+        .select(['id', 'created_at', 'content_hash', 'metadata_hash', 'label'])
+        .where('leaf_index', 'is', null)
+        .orderBy('seq')
+        .limit(BATCH)
+        .execute();
+      if (rows.length === 0) {
+        if (oldSize === 0) await this.#signEmptyTree(trx);
+        return 0;
+      }
+      const newSize = oldSize + rows.length;
+      const moved = await trx
+        .updateTable('log_head')
+        .set({ tree_size: newSize })
+        .where('id', '=', 1)
+        .where('tree_size', '=', oldSize)
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) !== 1) throw new HeadMoved();
+
+      // The new complete subtrees, lowest level first; their children are new or already stored.
+      const nodes = new Map<string, Uint8Array>();
+      rows.forEach((row, i) => nodes.set(nodeKey(0, oldSize + i), leafHash(proofLeaf(row))));
+      const created = newNodes(oldSize, newSize);
+      const stored = created
+        .filter((n) => n.level > 0)
+        .flatMap((n) => [
+          { level: n.level - 1, index: 2 * n.index },
+          { level: n.level - 1, index: 2 * n.index + 1 },
+        ])
+        .filter((n) => n.index < Math.floor(oldSize / 2 ** n.level));
+      for (const [key, hash] of await fetchNodes(trx, stored)) nodes.set(key, hash);
+      for (const { level, index } of created) {
+        if (level === 0) continue;
+        const get = getterOf(nodes);
+        nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
+      }
+      const rootNodes = nodesNeeded((get) => treeRoot(newSize, get)).filter(
+        (n) => !nodes.has(nodeKey(n.level, n.index)),
+      );
+      for (const [key, hash] of await fetchNodes(trx, rootNodes)) nodes.set(key, hash);
+      const root = Buffer.from(treeRoot(newSize, getterOf(nodes)));
+
+      const values = created.map(({ level, index }) => ({
+        level,
+        idx: index,
+        hash: Buffer.from(getterOf(nodes)(level, index)).toString('base64'),
+      }));
+      for (let i = 0; i < values.length; i += 1000) {
+        await trx
+          .insertInto('log_nodes')
+          .values(values.slice(i, i + 1000))
+          .execute();
+      }
+      for (let i = 0; i < rows.length; i += 500) {
+        const chunk = rows.slice(i, i + 500);
+        const list = sql.join(chunk.map((row, j) => sql`(${row.id}, cast(${oldSize + i + j} as bigint))`));
+        await sql`with v(id, idx) as (values ${list}) update proofs set leaf_index = v.idx from v where proofs.id = v.id`.execute(
+          trx,
+        );
+      }
+      await trx
+        .insertInto('log_checkpoints')
+        .values({
+          tree_size: newSize,
+          root_hash: root.toString('base64'),
+          checkpoint: this.#sign(newSize, root),
+          created_at: this.#deps.clock.now(),
+        })
+        .execute();
+      return rows.length;
+    });
+  }
+
+  async #signEmptyTree(trx: Db): Promise<void> {
+    const root = Buffer.from(treeRoot(0, () => new Uint8Array()));
+    await trx
+      .insertInto('log_checkpoints')
+      .values({
+        tree_size: 0,
+        root_hash: root.toString('base64'),
+        checkpoint: this.#sign(0, root),
+        created_at: this.#deps.clock.now(),
+      })
+      .onConflict((oc) => oc.column('tree_size').doNothing())
+      .execute();
+  }
+
+  #sign(size: number, root: Buffer): string {
+    const { key } = this.#deps;
+    const origin = this.#origin;
+    return signNote(
+      formatCheckpoint({ origin, size, rootHash: root, extensions: [] }),
+      origin,
+      key.privateKey,
+      key.publicKey,
+    );
+  }
+
+  /** The newest signed checkpoint, or undefined before the sequencer first ran. */
+  async latest(): Promise<SignedCheckpoint | undefined> {
+    const row = await this.#deps.db
+      .selectFrom('log_checkpoints')
+      .select(['tree_size', 'root_hash', 'checkpoint'])
+      .orderBy('tree_size', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return (
+      row && {
+        treeSize: Number(row.tree_size),
+        rootHash: Buffer.from(row.root_hash, 'base64'),
+        checkpoint: row.checkpoint,
+      }
+    );
+  }
+
+  async #checkpointOf(size: number): Promise<string | null> {
+    const row = await this.#deps.db
+      .selectFrom('log_checkpoints')
+      .select('checkpoint')
+      .where('tree_size', '=', size)
+      .executeTakeFirst();
+    return row?.checkpoint ?? null;
+  }
+
+  async #treeSize(): Promise<number> {
+    return (await this.latest())?.treeSize ?? 0;
+  }
+
+  /** Inclusion of leaf `leafIndex` in the tree of `treeSize` (the latest checkpoint when absent). */
+  async inclusion(leafIndex: number, treeSize?: number): Promise<Inclusion> {
+    const latest = await this.latest();
+    const current = latest?.treeSize ?? 0;
+    const size = treeSize ?? current;
+    if (size > current) throw badSize('treeSize', `is larger than the log (${current} entries)`);
+    if (leafIndex >= size) throw badSize('treeSize', `must be larger than the leaf index ${leafIndex}`);
+    const compute = (get: NodeGetter) => ({
+      hashes: inclusionPath(leafIndex, size, get),
+      root: treeRoot(size, get),
+    });
+    const get = getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute)));
+    const { hashes, root } = compute(get);
+    return {
+      leafIndex,
+      treeSize: size,
+      rootHash: Buffer.from(root),
+      hashes,
+      checkpoint: size === current && latest ? latest.checkpoint : await this.#checkpointOf(size),
+    };
+  }
+
+  /** The consistency proof between two tree sizes (1 ≤ from ≤ to ≤ the log's size). */
+  async consistency(from: number, to: number): Promise<Uint8Array[]> {
+    const current = await this.#treeSize();
+    if (from < 1) throw badSize('from', 'must be at least 1');
+    if (to > current) throw badSize('to', `is larger than the log (${current} entries)`);
+    if (from > to) throw badSize('from', 'must not be larger than to');
+    const compute = (get: NodeGetter) => consistencyPath(from, to, get);
+    return compute(getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute))));
+  }
+
+  /** A tile of hashes (level L covers binary level 8L), `width` entries from the start; undefined when not there yet. */
+  async tile(level: number, index: number, width: number): Promise<Buffer | undefined> {
+    const current = await this.#treeSize();
+    const span = 2 ** (TILE_HEIGHT * level);
+    if ((index * TILE_WIDTH + width) * span > current) return undefined;
+    const first = index * TILE_WIDTH;
+    const rows = await this.#deps.db
+      .selectFrom('log_nodes')
+      .select(['idx', 'hash'])
+      .where('level', '=', TILE_HEIGHT * level)
+      .where('idx', '>=', first)
+      .where('idx', '<', first + width)
+      .orderBy('idx')
+      .execute();
+    if (rows.length !== width) throw new Error(`log tile ${level}/${index} is incomplete in the store`);
+    return Buffer.concat(rows.map((row) => Buffer.from(row.hash, 'base64')));
+  }
+
+  /** An entry bundle: each leaf as a big-endian uint16 length and its bytes. */
+  async entries(index: number, width: number): Promise<Buffer | undefined> {
+    const current = await this.#treeSize();
+    if (index * TILE_WIDTH + width > current) return undefined;
+    const first = index * TILE_WIDTH;
+    const rows = await this.#deps.db
+      .selectFrom('proofs')
+      .select(['id', 'created_at', 'content_hash', 'metadata_hash', 'label', 'leaf_index'])
+      .where('leaf_index', '>=', first)
+      .where('leaf_index', '<', first + width)
+      .orderBy('leaf_index')
+      .execute();
+    if (rows.length !== width) throw new Error(`log entries ${index} are incomplete in the store`);
+    return Buffer.concat(
+      rows.flatMap((row) => {
+        const leaf = proofLeaf(row);
+        const length = Buffer.alloc(2);
+        length.writeUInt16BE(leaf.length);
+        return [length, leaf];
+      }),
+    );
+  }
+
+  /** The C2SP tlog-proof file of a leaf against the latest checkpoint. */
+  async tlogProof(leafIndex: number): Promise<string> {
+    const inclusion = await this.inclusion(leafIndex);
+    if (inclusion.checkpoint === null) throw new Error('the latest tree size has no checkpoint');
+    return [
+      'c2sp.org/tlog-proof@v1',
+      `index ${leafIndex}`,
+      ...inclusion.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+      '',
+      inclusion.checkpoint,
+    ].join('\n');
+  }
+
+  /** Recomputes the root of `size` from the stored leaf hashes alone (level 0), for audits and tests. */
+  async recomputeRoot(size: number): Promise<Buffer> {
+    const rows = await this.#deps.db
+      .selectFrom('log_nodes')
+      .select(['idx', 'hash'])
+      .where('level', '=', 0)
+      .where('idx', '<', size)
+      .orderBy('idx')
+      .execute();
+    if (rows.length !== size) throw new Error('leaf hashes are missing');
+    const leaves = new Map(rows.map((row) => [nodeKey(0, Number(row.idx)), Buffer.from(row.hash, 'base64')]));
+    // Rebuild every level from the leaves, ignoring the stored interior nodes.
+    const all = new Map<string, Uint8Array>(leaves);
+    for (const { level, index } of newNodes(0, size)) {
+      if (level > 0) {
+        const get = getterOf(all);
+        all.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
+      }
+    }
+    return Buffer.from(size === 0 ? treeRoot(0, getterOf(all)) : rangeHash(0, size, getterOf(all)));
+  }
+}
+
+async function fetchNodes(
+  db: Db,
+  wanted: { level: number; index: number }[],
+): Promise<Map<string, Uint8Array>> {
+  const found = new Map<string, Uint8Array>();
+  // One query for a proof's worth of nodes (a few dozen); chunks keep big batches under parameter limits.
+  for (let i = 0; i < wanted.length; i += 250) {
+    const chunk = wanted.slice(i, i + 250);
+    const rows = await db
+      .selectFrom('log_nodes')
+      .select(['level', 'idx', 'hash'])
+      .where((eb) =>
+        eb.or(chunk.map(({ level, index }) => eb.and([eb('level', '=', level), eb('idx', '=', index)]))),
+      )
+      .execute();
+    for (const row of rows)
+      found.set(nodeKey(Number(row.level), Number(row.idx)), Buffer.from(row.hash, 'base64'));
+  }
+  return found;
+}
+
+function badSize(parameter: string, message: string): AppError {
+  return new AppError('invalid_request', `Invalid request: ${parameter} ${message}`, {
+    errors: [{ location: 'querystring', path: `/${parameter}`, message, keyword: 'treeSize' }],
+  });
+}

@@ -1,0 +1,414 @@
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+  FacilitatorResponseError,
+  FacilitatorTimeoutError,
+  HTTPFacilitatorClient,
+  x402HTTPResourceServer,
+  type HTTPAdapter,
+  type HTTPRequestContext,
+} from '@x402/core/http';
+import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
+import {
+  SettleError,
+  VerifyError,
+  type PaymentPayload,
+  type PaymentRequired,
+  type PaymentRequirements,
+  type SettleResponse,
+} from '@x402/core/types';
+import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { ConfigError, type Config, type X402Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { NotarizeBody } from '../proofs/proof-schemas.ts';
+import type { PaymentRecord } from '../proofs/proofs-service.ts';
+import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+
+/** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
+const MAX_TIMEOUT_SECONDS = 300;
+/** Facilitator texts (viem errors carry raw calldata) are cut to this before any client sees them. */
+export const FACILITATOR_TEXT_MAX = 160;
+
+const SERVICE_NAME = 'hashproof';
+const DESCRIPTION =
+  'Timestamped proof that a SHA-256 hash existed: signed (HMAC and Ed25519), logged in an append-only ' +
+  'Merkle log, with an RFC 3161 token. Send only the hash, a label and an idempotency key.';
+
+const EXAMPLE_BODY = {
+  contentHash: 'sha256:' + 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  label: 'build artifact v1.2.3',
+  metadata: { repo: 'example/app', commit: 'abc1234' },
+  idempotencyKey: 'build-1234',
+};
+
+/** A payment that passed verification and settlement: what the proof records. */
+export type SettledPayment = PaymentRecord;
+
+/** What a paid request carries from the gate (headers) to the handler (after body validation). */
+export interface PaymentAttempt {
+  payload: PaymentPayload;
+  /** The payer the payload names (`authorization.from`); the facilitator's verification confirms it. */
+  payer: string;
+  network: string;
+  /** Identifies the payload (payer + EIP-3009 nonce, else a hash of the header) for the in-flight guard. */
+  key: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The x402 payment the request carries, once the gate accepted its header. */
+    payment?: PaymentAttempt;
+  }
+}
+
+/**
+ * The x402 payment gate of the notarize route, built on the official @x402/core resource server:
+ * challenge (402 + PAYMENT-REQUIRED) before the body is read, then verify → proof → settle, where the
+ * proof is committed only after settlement succeeded. One payment payload is in flight at most once.
+ */
+export class PaymentGate {
+  readonly #http: x402HTTPResourceServer;
+  readonly #config: X402Config;
+  readonly #resourceUrl: string;
+  readonly #inFlight = new Set<string>();
+  #accepts: PaymentRequirements[] = [];
+  #extensions: Record<string, unknown> = {};
+
+  private constructor(http: x402HTTPResourceServer, config: X402Config, resourceUrl: string) {
+    this.#http = http;
+    this.#config = config;
+    this.#resourceUrl = resourceUrl;
+  }
+
+  /**
+   * Builds the gate and asks the facilitator what it supports (`GET /supported`). A facilitator that is
+   * unreachable or does not support the configured scheme and network stops start-up (ConfigError).
+   */
+  static async create(config: Config, facilitator?: FacilitatorClient): Promise<PaymentGate> {
+    const x402 = config.x402;
+    if (x402 === undefined) throw new Error('PaymentGate needs the x402 configuration');
+    const client =
+      facilitator ??
+      new HTTPFacilitatorClient({ url: x402.facilitatorUrl, timeoutMs: x402.facilitatorTimeoutMs });
+    const resourceServer = new x402ResourceServer(new OutageAwareFacilitator(client))
+      .register(x402.network as `${string}:${string}`, new ExactEvmScheme())
+      .registerExtension(bazaarResourceServerExtension);
+    const resourceUrl = config.publicBaseUrl + PAID_ROUTE.path;
+    const http = new x402HTTPResourceServer(resourceServer, {
+      [`${PAID_ROUTE.method} ${PAID_ROUTE.path}`]: {
+        accepts: {
+          scheme: 'exact',
+          price: x402.price,
+          network: x402.network as `${string}:${string}`,
+          payTo: x402.payTo,
+          maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+        },
+        resource: resourceUrl,
+        description: DESCRIPTION,
+        mimeType: 'application/json',
+        serviceName: SERVICE_NAME,
+        tags: ['timestamp', 'notary', 'proof', 'sha256', 'transparency-log'],
+        extensions: declareDiscoveryExtension({
+          bodyType: 'json',
+          input: EXAMPLE_BODY,
+          inputSchema: JSON.parse(JSON.stringify(NotarizeBody)) as Record<string, unknown>,
+          output: {
+            example: {
+              ok: true,
+              mode: 'x402',
+              idempotentReplay: false,
+              proof: { id: 'proof_01JZ0000000000000000000000', contentHash: EXAMPLE_BODY.contentHash },
+              links: { proof: '/proof/proof_01JZ…', verify: '/api/verify/proofs/proof_01JZ…' },
+            },
+          },
+        }),
+      },
+    });
+    try {
+      await http.initialize();
+    } catch (error) {
+      throw new ConfigError([
+        `X402_FACILITATOR_URL: the facilitator at ${x402.facilitatorUrl} cannot take exact payments on ` +
+          `${x402.network}: ${clip(describe(error), 300)}`,
+      ]);
+    }
+    const gate = new PaymentGate(http, x402, resourceUrl);
+    const challenge = await gate.#challenge(undefined);
+    gate.#accepts = challenge.accepts;
+    gate.#extensions = challenge.extensions ?? {};
+    return gate;
+  }
+
+  /** The payment requirements a client must meet (for the discovery documents). */
+  get accepts(): PaymentRequirements[] {
+    return this.#accepts;
+  }
+
+  /** Extensions declared on the paid route (the Bazaar discovery `info` and `schema`). */
+  get extensions(): Record<string, unknown> {
+    return this.#extensions;
+  }
+
+  get resourceUrl(): string {
+    return this.#resourceUrl;
+  }
+
+  /**
+   * Runs before the body is read. No payment header, or one that does not decode: 402 with the
+   * challenge. A payload already in flight in another request: 402 too (one payment buys one proof).
+   * Otherwise the decoded payment is kept on the request for the handler.
+   */
+  async admit(request: FastifyRequest): Promise<void> {
+    const header = request.headers['payment-signature'];
+    const payload = typeof header === 'string' ? decodePayload(header) : undefined;
+    if (payload === undefined) throw await this.#paymentRequired(request, undefined);
+    const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } })
+      .authorization;
+    const payer = typeof authorization?.from === 'string' ? authorization.from : '';
+    const nonce = typeof authorization?.nonce === 'string' ? authorization.nonce : '';
+    const network = typeof payload.accepted?.network === 'string' ? payload.accepted.network : '';
+    const key =
+      payer !== '' && nonce !== ''
+        ? `${network}:${payer.toLowerCase()}:${nonce.toLowerCase()}`
+        : createHash('sha256').update(String(header)).digest('hex');
+    if (this.#inFlight.has(key)) {
+      throw await this.#paymentRequired(
+        request,
+        'payment_in_use: this payment is already being used by another request; one payment buys one proof',
+      );
+    }
+    this.#inFlight.add(key);
+    request.payment = { payload, payer, network, key };
+  }
+
+  /** Frees the payload's in-flight slot (the response has been sent, whatever it was). */
+  release(request: FastifyRequest): void {
+    if (request.payment) this.#inFlight.delete(request.payment.key);
+  }
+
+  /**
+   * Verifies the payment with the facilitator, then settles it. Rejected → 402 (with the reason);
+   * facilitator unreachable → 502 `payment_unavailable`; settlement not confirmed in time → 502 with
+   * `settlement: "unknown"` (it may still land, so it is not reported as failed).
+   * Returns what the proof records and the PAYMENT-RESPONSE header to send with it.
+   */
+  async charge(
+    request: FastifyRequest,
+  ): Promise<{ payment: SettledPayment; headers: Record<string, string> }> {
+    const attempt = request.payment;
+    if (attempt === undefined) throw new Error('charge() without an admitted payment');
+    const context = this.#context(request);
+    let verified;
+    try {
+      verified = await this.#http.processHTTPRequest(context);
+    } catch (error) {
+      throw unavailable('verify', error);
+    }
+    if (verified.type === 'payment-error') {
+      const challenge = decodeChallenge(verified.response.headers);
+      const reason = challenge?.error ?? 'payment_rejected';
+      throw paymentRequiredError(
+        `The payment was not accepted: ${clip(reason, FACILITATOR_TEXT_MAX)}`,
+        challenge,
+      );
+    }
+    if (verified.type !== 'payment-verified') throw new Error('the notarize route must require payment');
+    let settled;
+    try {
+      settled = await this.#http.processSettlement(
+        verified.paymentPayload,
+        verified.paymentRequirements,
+        verified.declaredExtensions,
+        { request: context },
+      );
+    } catch (error) {
+      throw unavailable('settle', error, attempt);
+    }
+    if (!settled.success) {
+      const response: SettleResponse = {
+        success: false,
+        errorReason: clip(settled.errorReason, FACILITATOR_TEXT_MAX),
+        errorMessage: clip(settled.errorMessage ?? settled.errorReason, FACILITATOR_TEXT_MAX),
+        transaction: settled.transaction,
+        network: settled.network,
+        ...(settled.payer ? { payer: settled.payer } : {}),
+      };
+      const challenge = await this.#challenge(request, `settlement_failed: ${response.errorReason}`);
+      throw new AppError(
+        'payment_required',
+        `The payment could not be settled: ${response.errorReason}. Nothing was charged and no proof was made.`,
+        { ...challenge, settlement: response },
+        {
+          'PAYMENT-RESPONSE': encodePaymentResponseHeader(response),
+          'PAYMENT-REQUIRED': encodePaymentRequiredHeader(challenge),
+          'Cache-Control': 'no-store',
+        },
+      );
+    }
+    return {
+      payment: {
+        network: settled.network,
+        payer: settled.payer ?? attempt.payer,
+        transaction: settled.transaction,
+        amount: settled.amount ?? verified.paymentRequirements.amount,
+      },
+      headers: settled.headers,
+    };
+  }
+
+  async #paymentRequired(request: FastifyRequest, error: string | undefined): Promise<AppError> {
+    const challenge = await this.#challenge(request, error);
+    const message =
+      error === undefined
+        ? `Payment required: ${this.#config.price} in USDC on ${this.#config.network} through x402 v2. ` +
+          'Pay the challenge in the PAYMENT-REQUIRED header and retry with PAYMENT-SIGNATURE.'
+        : `Payment required: ${error}`;
+    return paymentRequiredError(message, challenge);
+  }
+
+  /** The x402 `PaymentRequired` object of the route, built by the resource server. */
+  async #challenge(request: FastifyRequest | undefined, error?: string): Promise<PaymentRequired> {
+    const context = request
+      ? { ...this.#context(request), paymentHeader: undefined }
+      : {
+          adapter: staticAdapter(this.#resourceUrl),
+          path: PAID_ROUTE.path,
+          method: PAID_ROUTE.method,
+        };
+    const adapter: HTTPAdapter = { ...context.adapter, getHeader: () => undefined };
+    const result = await this.#http.processHTTPRequest({ ...context, adapter });
+    if (result.type !== 'payment-error') throw new Error('the unpaid route did not produce a challenge');
+    const challenge = decodeChallenge(result.response.headers);
+    if (challenge === undefined) throw new Error('the challenge has no PAYMENT-REQUIRED header');
+    return error === undefined ? challenge : { ...challenge, error };
+  }
+
+  #context(request: FastifyRequest): HTTPRequestContext {
+    const adapter = requestAdapter(request, this.#resourceUrl);
+    return { adapter, path: PAID_ROUTE.path, method: request.method };
+  }
+}
+
+/**
+ * Tells an outage from a refusal. The facilitator client reports a refusal as VerifyError/SettleError
+ * and a malformed answer or timeout as FacilitatorResponseError; anything else it throws (connection
+ * refused, a 5xx page) the resource server would turn into a 402, inviting the client to pay again.
+ * This wrapper turns those into FacilitatorResponseError, which the gate answers with 502.
+ */
+class OutageAwareFacilitator implements FacilitatorClient {
+  readonly #inner: FacilitatorClient;
+  constructor(inner: FacilitatorClient) {
+    this.#inner = inner;
+  }
+  verify(...args: Parameters<FacilitatorClient['verify']>) {
+    return this.#inner.verify(...args).catch(asOutage);
+  }
+  settle(...args: Parameters<FacilitatorClient['settle']>) {
+    return this.#inner.settle(...args).catch(asOutage);
+  }
+  getSupported() {
+    return this.#inner.getSupported();
+  }
+}
+
+function asOutage(error: unknown): never {
+  if (
+    error instanceof VerifyError ||
+    error instanceof SettleError ||
+    error instanceof FacilitatorResponseError
+  )
+    throw error;
+  throw new FacilitatorResponseError(describe(error));
+}
+
+function unavailable(step: 'verify' | 'settle', error: unknown, attempt?: PaymentAttempt): AppError {
+  const timedOut = error instanceof FacilitatorTimeoutError;
+  if (step === 'verify') {
+    return new AppError(
+      'payment_unavailable',
+      `The payment facilitator is unavailable (${timedOut ? 'timed out' : 'no valid answer'}); nothing was charged. Retry later.`,
+      { step, reason: clip(describe(error), FACILITATOR_TEXT_MAX) },
+      { 'Retry-After': '5' },
+    );
+  }
+  return new AppError(
+    'payment_unavailable',
+    'The payment facilitator did not confirm the settlement; it may still complete. No proof was made. ' +
+      'Retry with the same idempotencyKey: once the payment shows on chain, contact the operator with the payer and nonce.',
+    {
+      step,
+      settlement: 'unknown',
+      reason: clip(describe(error), FACILITATOR_TEXT_MAX),
+      payer: attempt?.payer ?? null,
+      nonce: attempt?.key.split(':').at(-1) ?? null,
+    },
+    { 'Retry-After': '5' },
+  );
+}
+
+function paymentRequiredError(message: string, challenge: PaymentRequired | undefined): AppError {
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+  if (challenge) headers['PAYMENT-REQUIRED'] = encodePaymentRequiredHeader(challenge);
+  return new AppError('payment_required', message, { ...(challenge ?? {}) }, headers);
+}
+
+function decodePayload(header: string): PaymentPayload | undefined {
+  try {
+    const payload = decodePaymentSignatureHeader(header);
+    return typeof payload === 'object' && payload !== null && payload.x402Version === X402_VERSION
+      ? payload
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeChallenge(headers: Record<string, string>): PaymentRequired | undefined {
+  const value = Object.entries(headers).find(([name]) => name.toLowerCase() === 'payment-required')?.[1];
+  if (value === undefined) return undefined;
+  const challenge = decodePaymentRequiredHeader(value);
+  return challenge.error === undefined
+    ? challenge
+    : { ...challenge, error: clip(challenge.error, FACILITATOR_TEXT_MAX) };
+}
+
+function requestAdapter(request: FastifyRequest, resourceUrl: string): HTTPAdapter {
+  return {
+    getHeader: (name) => {
+      const value = request.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    },
+    getMethod: () => request.method,
+    getPath: () => PAID_ROUTE.path,
+    getUrl: () => resourceUrl,
+    // Always the API answer (JSON envelope), never the reference's HTML paywall.
+    getAcceptHeader: () => 'application/json',
+    getUserAgent: () => request.headers['user-agent'] ?? '',
+  };
+}
+
+function staticAdapter(resourceUrl: string): HTTPAdapter {
+  return {
+    getHeader: () => undefined,
+    getMethod: () => PAID_ROUTE.method,
+    getPath: () => PAID_ROUTE.path,
+    getUrl: () => resourceUrl,
+    getAcceptHeader: () => 'application/json',
+    getUserAgent: () => '',
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+export function clip(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length <= max ? oneLine : oneLine.slice(0, max - 1) + '…';
+}

@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  api,
+  expectError,
+  notarizeBody,
+  sampleHash,
+  startServer,
+  type TestServer,
+} from '../../test/helper.ts';
+
+/** openssl ts is the independent RFC 3161 verifier: every token the service issues must pass it. */
+const work = mkdtempSync(path.join(os.tmpdir(), 'hashproof-tsa-'));
+const file = (name: string) => path.join(work, name);
+
+function openssl(args: string[]): { ok: boolean; output: string } {
+  const run = spawnSync('openssl', args, { encoding: 'utf8' });
+  return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
+}
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+  const chain = await api(server.baseUrl, '/api/tsa/certs.pem');
+  assert.equal(chain.status, 200);
+  assert.equal(chain.headers.get('content-type'), 'application/pem-certificate-chain');
+  const certs = chain.text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n/g) ?? [];
+  assert.equal(certs.length, 2, 'the TSA certificate, then its root');
+  writeFileSync(file('tsa.pem'), certs[0]);
+  writeFileSync(file('root.pem'), certs[1]!);
+});
+after(async () => {
+  await server.close();
+  server.cleanup();
+});
+
+async function tokenOf(id: string): Promise<Buffer> {
+  const res = await fetch(`${server.baseUrl}/api/proofs/${id}/timestamp.tsr`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/timestamp-reply');
+  return Buffer.from(await res.arrayBuffer());
+}
+
+describe('RFC 3161 tokens of proofs', () => {
+  test('the TSA certificate has the critical timeStamping extended key usage and chains to the root', () => {
+    const text = execFileSync('openssl', ['x509', '-in', file('tsa.pem'), '-noout', '-text'], {
+      encoding: 'utf8',
+    });
+    assert.match(text, /X509v3 Extended Key Usage: critical\s+Time Stamping/);
+    assert.match(text, /Public-Key: \(256 bit\)[\s\S]*NIST CURVE: P-256/);
+    assert.ok(openssl(['verify', '-CAfile', file('root.pem'), file('tsa.pem')]).ok);
+  });
+
+  test('openssl ts -verify accepts every token for its hash and rejects it for another hash', async () => {
+    for (let i = 0; i < 5; i++) {
+      const created = await api(server.baseUrl, '/api/proof/notarize', {
+        method: 'POST',
+        body: notarizeBody({ contentHash: sampleHash(4000 + i), idempotencyKey: `tsa-${i}` }),
+      });
+      const proof = created.body.proof;
+      assert.equal(proof.timestampToken, `/api/proofs/${proof.id}/timestamp.tsr`);
+      writeFileSync(file(`${i}.tsr`), await tokenOf(proof.id));
+      const hex = (proof.contentHash as string).slice('sha256:'.length);
+      const good = openssl([
+        'ts',
+        '-verify',
+        '-digest',
+        hex,
+        '-in',
+        file(`${i}.tsr`),
+        '-CAfile',
+        file('root.pem'),
+      ]);
+      assert.ok(good.ok, good.output);
+      assert.match(good.output, /Verification: OK/);
+      const other = sampleHash(9000 + i).slice('sha256:'.length);
+      const bad = openssl([
+        'ts',
+        '-verify',
+        '-digest',
+        other,
+        '-in',
+        file(`${i}.tsr`),
+        '-CAfile',
+        file('root.pem'),
+      ]);
+      assert.ok(!bad.ok);
+      assert.match(bad.output, /message imprint mismatch/);
+      const shown = openssl(['ts', '-reply', '-in', file(`${i}.tsr`), '-text']).output;
+      // genTime is the proof's timestamp, to the millisecond.
+      const stamp = new Date(proof.timestamp as string);
+      const month = stamp.toUTCString().slice(8, 11);
+      const seconds = `${String(stamp.getUTCSeconds()).padStart(2, '0')}${stamp.getUTCMilliseconds() ? '.' + String(stamp.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, '') : ''}`;
+      assert.ok(shown.includes(`Time stamp: ${month} ${String(stamp.getUTCDate()).padStart(2, ' ')}`), shown);
+      assert.ok(shown.includes(`:${seconds} ${stamp.getUTCFullYear()} GMT`), `${seconds} in ${shown}`);
+    }
+  });
+
+  test('the verify report checks the token; a token whose stored signature was tampered with is invalid', async () => {
+    const created = await api(server.baseUrl, '/api/proof/notarize', {
+      method: 'POST',
+      body: notarizeBody({ contentHash: sampleHash(4100), idempotencyKey: 'tsa-tamper' }),
+    });
+    const id = created.body.proof.id as string;
+    const good = await api(server.baseUrl, `/api/verify/proofs/${id}`);
+    assert.equal(good.body.checks.timestamp.status, 'valid', good.body.checks.timestamp.message);
+    const { db } = server.ctx.database;
+    const row = await db
+      .selectFrom('proofs')
+      .select('tst_signature')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const other = await api(server.baseUrl, '/api/proof/notarize', {
+      method: 'POST',
+      body: notarizeBody({ contentHash: sampleHash(4101), idempotencyKey: 'tsa-other' }),
+    });
+    const donor = await db
+      .selectFrom('proofs')
+      .select('tst_signature')
+      .where('id', '=', other.body.proof.id as string)
+      .executeTakeFirstOrThrow();
+    await db.updateTable('proofs').set({ tst_signature: donor.tst_signature }).where('id', '=', id).execute();
+    const bad = await api(server.baseUrl, `/api/verify/proofs/${id}`);
+    assert.equal(bad.body.checks.timestamp.status, 'invalid');
+    assert.equal(bad.body.verified, false);
+    writeFileSync(file('tampered.tsr'), await tokenOf(id));
+    const hex = (created.body.proof.contentHash as string).slice('sha256:'.length);
+    assert.ok(
+      !openssl(['ts', '-verify', '-digest', hex, '-in', file('tampered.tsr'), '-CAfile', file('root.pem')])
+        .ok,
+    );
+    await db.updateTable('proofs').set({ tst_signature: row.tst_signature }).where('id', '=', id).execute();
+  });
+
+  test('an independent verifier (@sigstore/core) accepts a token for its content and rejects other content', async () => {
+    const { RFC3161Timestamp } = await import('@sigstore/core');
+    const content = Buffer.from(`a document ${Date.now()}`);
+    const hash = 'sha256:' + (await import('node:crypto')).createHash('sha256').update(content).digest('hex');
+    const created = await api(server.baseUrl, '/api/proof/notarize', {
+      method: 'POST',
+      body: notarizeBody({ contentHash: hash, idempotencyKey: 'tsa-sigstore' }),
+    });
+    const token = RFC3161Timestamp.parse(
+      (await tokenOf(created.body.proof.id as string)) as Buffer<ArrayBuffer>,
+    );
+    assert.equal(token.status, 0n);
+    // Sigstore reads genTime to the second (it drops the fraction); openssl shows the milliseconds above.
+    assert.equal(
+      token.signingTime.getTime(),
+      Math.floor(Date.parse(created.body.proof.timestamp) / 1000) * 1000,
+    );
+    const tsaKey = new (await import('node:crypto')).X509Certificate(readFileSync(file('tsa.pem'))).publicKey;
+    token.verify(content, tsaKey);
+    assert.throws(() => token.verify(Buffer.from('another document'), tsaKey));
+    const otherKey = (await import('node:crypto')).generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+    }).publicKey;
+    assert.throws(() => token.verify(content, otherKey));
+  });
+
+  test('an unknown proof has no token: 404 in the error envelope', async () => {
+    expectError(
+      await api(server.baseUrl, '/api/proofs/proof_01ARZ3NDEKTSV4RRFFQ69G5FAV/timestamp.tsr'),
+      404,
+      'not_found',
+    );
+  });
+
+  test('after a restart the same TSA certificate signs, and earlier tokens still verify', async () => {
+    const created = await api(server.baseUrl, '/api/proof/notarize', {
+      method: 'POST',
+      body: notarizeBody({ contentHash: sampleHash(4200), idempotencyKey: 'tsa-restart' }),
+    });
+    const before = await api(server.baseUrl, '/api/tsa/certs.pem');
+    await server.close();
+    server = await startServer({ dataDir: server.dataDir });
+    const afterRestart = await api(server.baseUrl, '/api/tsa/certs.pem');
+    assert.equal(afterRestart.text, before.text);
+    writeFileSync(file('restart.tsr'), await tokenOf(created.body.proof.id as string));
+    const hex = (created.body.proof.contentHash as string).slice('sha256:'.length);
+    assert.ok(
+      openssl(['ts', '-verify', '-digest', hex, '-in', file('restart.tsr'), '-CAfile', file('root.pem')]).ok,
+    );
+  });
+});
+
+describe('RFC 3161 over HTTP (POST /api/tsa)', () => {
+  async function post(body: Buffer, type = 'application/timestamp-query'): Promise<Response> {
+    return fetch(`${server.baseUrl}/api/tsa`, { method: 'POST', headers: { 'content-type': type }, body });
+  }
+
+  test('an openssl ts -query gets a reply that openssl reads and verifies against the query, nonce included', async () => {
+    writeFileSync(file('data.bin'), randomBytes(1000));
+    const query = openssl([
+      'ts',
+      '-query',
+      '-data',
+      file('data.bin'),
+      '-sha256',
+      '-cert',
+      '-out',
+      file('q.tsq'),
+    ]);
+    assert.ok(query.ok, query.output);
+    const res = await post(readFileSync(file('q.tsq')));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/timestamp-reply');
+    writeFileSync(file('r.tsr'), Buffer.from(await res.arrayBuffer()));
+    const shown = openssl(['ts', '-reply', '-in', file('r.tsr'), '-text']);
+    assert.ok(shown.ok, shown.output);
+    assert.match(shown.output, /Status: Granted\./);
+    assert.match(shown.output, /Nonce: 0x[0-9A-F]+/);
+    const verified = openssl([
+      'ts',
+      '-verify',
+      '-queryfile',
+      file('q.tsq'),
+      '-in',
+      file('r.tsr'),
+      '-CAfile',
+      file('root.pem'),
+    ]);
+    assert.ok(verified.ok, verified.output);
+    const sha512 = openssl([
+      'ts',
+      '-query',
+      '-data',
+      file('data.bin'),
+      '-sha512',
+      '-no_nonce',
+      '-out',
+      file('q512.tsq'),
+    ]);
+    assert.ok(sha512.ok);
+    writeFileSync(
+      file('r512.tsr'),
+      Buffer.from(await (await post(readFileSync(file('q512.tsq')))).arrayBuffer()),
+    );
+    const untrusted = ['-untrusted', file('tsa.pem')];
+    assert.ok(
+      openssl([
+        'ts',
+        '-verify',
+        '-queryfile',
+        file('q512.tsq'),
+        '-in',
+        file('r512.tsr'),
+        '-CAfile',
+        file('root.pem'),
+        ...untrusted,
+      ]).ok,
+    );
+  });
+
+  test('a request that does not parse, or a weak hash, gets an RFC 3161 rejection', async () => {
+    const garbage = await post(Buffer.from('not a timestamp query'));
+    assert.equal(garbage.status, 200);
+    writeFileSync(file('garbage.tsr'), Buffer.from(await garbage.arrayBuffer()));
+    assert.match(openssl(['ts', '-reply', '-in', file('garbage.tsr'), '-text']).output, /Status: Rejected\./);
+    assert.ok(openssl(['ts', '-query', '-data', file('data.bin'), '-sha1', '-out', file('q1.tsq')]).ok);
+    writeFileSync(
+      file('r1.tsr'),
+      Buffer.from(await (await post(readFileSync(file('q1.tsq')))).arrayBuffer()),
+    );
+    const shown = openssl(['ts', '-reply', '-in', file('r1.tsr'), '-text']).output;
+    assert.match(shown, /Status: Rejected\./);
+    assert.match(shown, /SHA-256, SHA-384 and SHA-512/);
+  });
+
+  test('another content type is 415 in the error envelope', async () => {
+    const res = await api(server.baseUrl, '/api/tsa', { method: 'POST', body: { hello: 'json' } });
+    expectError(res, 415, 'unsupported_media_type');
+  });
+});
