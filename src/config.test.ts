@@ -96,5 +96,20 @@ test('x402 mode refuses to start without a pay-to address and a facilitator', ()
     network: 'eip155:8453',
     price: '$0.005',
     facilitatorTimeoutMs: 30_000,
+    cdpApiKey: undefined,
   });
+  // A CDP API key alone names Coinbase's facilitator; half a key is refused.
+  const cdp = loadConfig({
+    PAYMENT_MODE: 'x402',
+    X402_PAY_TO: '0x' + 'a'.repeat(40),
+    CDP_API_KEY_ID: 'key-id',
+    CDP_API_KEY_SECRET: 'c2VjcmV0',
+  });
+  assert.equal(cdp.x402?.facilitatorUrl, 'https://api.cdp.coinbase.com/platform/v2/x402');
+  assert.deepEqual(cdp.x402?.cdpApiKey, { id: 'key-id', secret: 'c2VjcmV0' });
+  assert.throws(
+    () => loadConfig({ PAYMENT_MODE: 'x402', X402_PAY_TO: '0x' + 'a'.repeat(40), CDP_API_KEY_ID: 'key-id' }),
+    (error: ConfigError) =>
+      error.problems.some((line) => line.startsWith('CDP_API_KEY_ID / CDP_API_KEY_SECRET')),
+  );
 });

@@ -11,7 +11,12 @@ export interface X402Config {
   price: string;
   /** How long one facilitator call (verify, settle, supported) may take before it counts as an outage. */
   facilitatorTimeoutMs: number;
+  /** A Coinbase Developer Platform API key: each facilitator call then carries its signed JWT. */
+  cdpApiKey: { id: string; secret: string } | undefined;
 }
+
+/** Coinbase's facilitator, the one that settles on Base mainnet (it needs a CDP API key). */
+export const CDP_FACILITATOR_URL = 'https://api.cdp.coinbase.com/platform/v2/x402';
 
 /** The service's whole configuration, read once from the environment (DECISIONS.md §1) and frozen. */
 export interface Config {
@@ -114,11 +119,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let x402: X402Config | undefined;
   if (paymentMode === 'x402') {
     const payTo = read('X402_PAY_TO');
-    const facilitatorUrl = read('X402_FACILITATOR_URL');
+    const cdpId = read('CDP_API_KEY_ID');
+    const cdpSecret = read('CDP_API_KEY_SECRET');
+    if ((cdpId === undefined) !== (cdpSecret === undefined))
+      problems.push('CDP_API_KEY_ID / CDP_API_KEY_SECRET: set both or neither');
+    const cdpApiKey =
+      cdpId !== undefined && cdpSecret !== undefined ? { id: cdpId, secret: cdpSecret } : undefined;
+    // With a CDP key and no facilitator named, the facilitator is Coinbase's.
+    const facilitatorUrl = read('X402_FACILITATOR_URL') ?? (cdpApiKey ? CDP_FACILITATOR_URL : undefined);
     if (payTo === undefined) problems.push('X402_PAY_TO: required when PAYMENT_MODE=x402 (the address paid)');
     else if (!EVM_ADDRESS.test(payTo))
       problems.push(`X402_PAY_TO: must be a 0x-prefixed 20-byte address, got "${payTo}"`);
-    if (facilitatorUrl === undefined) problems.push('X402_FACILITATOR_URL: required when PAYMENT_MODE=x402');
+    if (facilitatorUrl === undefined)
+      problems.push(
+        'X402_FACILITATOR_URL: required when PAYMENT_MODE=x402 (or set CDP_API_KEY_ID and CDP_API_KEY_SECRET)',
+      );
     else if (!URL.canParse(facilitatorUrl))
       problems.push(`X402_FACILITATOR_URL: not a URL: "${facilitatorUrl}"`);
     const price = read('X402_PRICE') ?? '$0.005';
@@ -133,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       network,
       price,
       facilitatorTimeoutMs: integer('X402_FACILITATOR_TIMEOUT_MS', 30_000, 100, 600_000),
+      cdpApiKey,
     };
   }
 

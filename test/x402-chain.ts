@@ -155,6 +155,10 @@ export interface Facilitator {
   calls: { verify: number; settle: number; supported: number };
   /** Resolves when a settle request has arrived (for tests that need to act while one is in flight). */
   settleStarted(): Promise<void>;
+  /** When (epoch ms) the last settle request arrived, 0 before any. */
+  lastSettleAt: number;
+  /** The Authorization header of the last request that reached it (facilitator authentication). */
+  lastAuthorization: string | undefined;
   close(): Promise<void>;
 }
 
@@ -180,6 +184,8 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
     behaviour: 'real',
     calls: { verify: 0, settle: 0, supported: 0 },
     settleStarted: () => new Promise((resolve) => settleWaiters.push(resolve)),
+    lastSettleAt: 0,
+    lastAuthorization: undefined,
     close: async () => {},
   };
   const hanging = new Set<ServerResponse>();
@@ -188,6 +194,7 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const route = `${request.method} ${request.url}`;
+    state.lastAuthorization = request.headers.authorization;
     const send = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(
@@ -201,6 +208,7 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
     if (route !== 'POST /verify' && route !== 'POST /settle') return send(404, { error: 'not found' });
     const isSettle = route === 'POST /settle';
     if (isSettle) {
+      state.lastSettleAt = Date.now();
       for (const wake of settleWaiters) wake();
       settleWaiters = [];
     }

@@ -185,12 +185,14 @@ describe('dashboard', () => {
         notarizeBody() as any,
         { kind: 'payer', network: 'eip155:8453', payer: '0x' + '1'.repeat(40) },
         {
-          charge: async () => ({
-            network: 'eip155:8453',
-            payer: '0x' + '1'.repeat(40),
-            transaction: '0x' + 'f'.repeat(64),
-            amount: '5000',
-          }),
+          charge: {
+            verify: async () => async () => ({
+              network: 'eip155:8453',
+              payer: '0x' + '1'.repeat(40),
+              transaction: '0x' + 'f'.repeat(64),
+              amount: '5000',
+            }),
+          },
         },
       ),
     );

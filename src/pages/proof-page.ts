@@ -23,7 +23,32 @@ function paidBy(proof: Proof): SafeHtml {
   return html`Demo mode (no payment)`;
 }
 
-function logEntry(proof: Proof): SafeHtml {
+/** The proof's inclusion in the log, as the page shows it (hashes base64, checkpoint verbatim). */
+export interface PageInclusion {
+  treeSize: number;
+  rootHash: string;
+  hashes: string[];
+  checkpoint: string | null;
+}
+
+function inclusionDetails(inclusion: PageInclusion | undefined): SafeHtml | string {
+  if (inclusion === undefined) return '';
+  return html`<details class="inclusion">
+    <summary>Inclusion proof against the tree of ${inclusion.treeSize} entries</summary>
+    <p>Root hash <code class="hash">${inclusion.rootHash}</code>. Audit path (RFC 6962, from the leaf up):</p>
+    <ol class="audit-path">
+      ${inclusion.hashes.map((hash) => html`<li><code class="hash">${hash}</code></li>`)}
+    </ol>
+    ${
+      inclusion.checkpoint === null
+        ? ''
+        : html`<p>Signed checkpoint (C2SP signed note):</p>
+            <pre class="checkpoint">${inclusion.checkpoint}</pre>`
+    }
+  </details>`;
+}
+
+function logEntry(proof: Proof, inclusion: PageInclusion | undefined): SafeHtml {
   if (proof.log === null) {
     return html`<span class="muted"
       >not integrated yet: the log takes new proofs within about a second</span
@@ -33,7 +58,8 @@ function logEntry(proof: Proof): SafeHtml {
   return html`entry <strong>${leafIndex}</strong> of <code>${origin}</code> ·
     <a href="/api/proofs/${proof.id}/inclusion">inclusion proof</a> ·
     <a href="/api/proofs/${proof.id}/tlog-proof">tlog-proof file</a> ·
-    <a href="/log/checkpoint">checkpoint</a>`;
+    <a href="/log/checkpoint">checkpoint</a>
+    ${inclusionDetails(inclusion)}`;
 }
 
 export function badgeSnippets(config: Config, id: string): { markdown: string; html: string } {
@@ -46,7 +72,12 @@ export function badgeSnippets(config: Config, id: string): { markdown: string; h
 }
 
 /** The badge page of one proof: what was proven, whether it verifies now, and how to check it yourself. */
-export function renderProofPage(config: Config, proof: Proof, checkedAt: string): string {
+export function renderProofPage(
+  config: Config,
+  proof: Proof,
+  checkedAt: string,
+  inclusion?: PageInclusion,
+): string {
   const { id } = proof;
   const snippets = badgeSnippets(config, id);
   const hex = proof.contentHash.slice('sha256:'.length);
@@ -100,7 +131,7 @@ export function renderProofPage(config: Config, proof: Proof, checkedAt: string)
       </div>
       <div>
         <dt>Transparency log</dt>
-        <dd>${logEntry(proof)}</dd>
+        <dd>${logEntry(proof, inclusion)}</dd>
       </div>
       <div>
         <dt>RFC 3161 token</dt>

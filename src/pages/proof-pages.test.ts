@@ -58,6 +58,18 @@ describe('GET /proof/{id}', () => {
     );
     assert.ok(page.includes(`href="/api/proofs/${proof.id}/inclusion"`));
     assert.ok(page.includes(`href="/api/proofs/${proof.id}/tlog-proof"`));
+    // The page shows the audit path and the signed checkpoint of the tree it leads to.
+    const shown = /Inclusion proof against the tree of (\d+) entries/.exec(page);
+    assert.ok(shown, 'the inclusion proof is on the page');
+    const inclusion = (await api(server.baseUrl, `/api/proofs/${proof.id}/inclusion?treeSize=${shown[1]}`))
+      .body;
+    assert.ok(page.includes(`<code class="hash">${inclusion.rootHash}</code>`));
+    for (const hash of inclusion.hashes as string[])
+      assert.ok(page.includes(`<code class="hash">${hash}</code>`));
+    assert.ok(inclusion.checkpoint.startsWith('proofs.example.com/log\n'));
+    // getPage folds white space, so the note's lines are compared folded too.
+    const folded = inclusion.checkpoint.replace(/\s+/g, ' ');
+    assert.ok(page.includes(`<pre class="checkpoint">${folded}</pre>`), page);
   });
 
   test('escapes an attacker-chosen label and metadata key names everywhere on the page', async () => {

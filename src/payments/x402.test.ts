@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync, verify } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
@@ -202,6 +203,11 @@ describe('paying with the official client on a local Base chain', () => {
     });
     assert.equal(await chain.balanceOf(wallet.address), payerBefore - PRICE_UNITS);
     assert.equal(await chain.balanceOf(payTo), payToBefore + PRICE_UNITS);
+    // verify → create → settle: the proof (its time and signatures) was made before settlement began.
+    assert.ok(
+      Date.parse(json.proof.timestamp) <= facilitator.lastSettleAt,
+      `proof at ${json.proof.timestamp}, settle at ${new Date(facilitator.lastSettleAt).toISOString()}`,
+    );
     const onChain = await chain.client.getTransactionReceipt({ hash: receipt.transaction as `0x${string}` });
     assert.equal(onChain.status, 'success');
 
@@ -503,6 +509,53 @@ describe('x402 mode around the payment', () => {
     assert.ok(operation.responses['402']);
     assert.deepEqual(operation.security, [{ x402: [] }, { apiKey: [] }]);
     assert.equal(doc.components.securitySchemes.x402.name, 'PAYMENT-SIGNATURE');
+  });
+
+  test('with a CDP API key every facilitator call carries a JWT signed by that key', async () => {
+    // A CDP Ed25519 secret is base64 of the 32-byte seed followed by the 32-byte public key.
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
+    const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+    const cdp = await startServer({
+      env: {
+        PAYMENT_MODE: 'x402',
+        X402_PAY_TO: payTo,
+        X402_FACILITATOR_URL: facilitator.url,
+        CDP_API_KEY_ID: 'organizations/test/apiKeys/hashproof',
+        CDP_API_KEY_SECRET: Buffer.concat([seed, raw]).toString('base64'),
+      },
+    });
+    try {
+      // Start-up asked the facilitator what it supports, authenticated.
+      const bearer = /^Bearer (.+)$/.exec(facilitator.lastAuthorization ?? '')?.[1];
+      assert.ok(bearer, `no bearer token: ${facilitator.lastAuthorization}`);
+      const [header, payload, signature] = bearer.split('.') as [string, string, string];
+      assert.ok(
+        verify(null, Buffer.from(`${header}.${payload}`), publicKey, Buffer.from(signature, 'base64url')),
+        'the JWT verifies with the CDP key',
+      );
+      assert.equal(JSON.parse(Buffer.from(header, 'base64url').toString()).alg, 'EdDSA');
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+      assert.equal(claims.sub, 'organizations/test/apiKeys/hashproof');
+      assert.match(claims.uris[0], /^GET api\.cdp\.coinbase\.com\/platform\/v2\/x402\/supported$/);
+      assert.ok(claims.exp > Date.now() / 1000, 'not expired');
+
+      // A paid request is verified with a fresh token for /verify.
+      facilitator.lastAuthorization = undefined;
+      const wallet = await chain.fundedWallet(1_000_000n);
+      const res = await payingFetch(wallet)(cdp.baseUrl + NOTARIZE, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body()),
+      });
+      assert.equal(res.status, 200);
+      const last = /^Bearer (.+)$/.exec(facilitator.lastAuthorization ?? '')?.[1] ?? '';
+      const lastClaims = JSON.parse(Buffer.from(last.split('.')[1] ?? '', 'base64url').toString());
+      assert.match(lastClaims.uris[0], /^POST .*\/x402\/settle$/);
+    } finally {
+      await cdp.close();
+      cdp.cleanup();
+    }
   });
 
   test('a facilitator that does not support the network stops start-up with one clear line', async () => {

@@ -23,6 +23,7 @@ import {
 } from '@x402/core/types';
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { NotarizeBody } from '../proofs/proof-schemas.ts';
@@ -48,6 +49,13 @@ const EXAMPLE_BODY = {
 
 /** A payment that passed verification and settlement: what the proof records. */
 export type SettledPayment = PaymentRecord;
+
+/** A payment the facilitator verified, waiting for its proof to be prepared before it is settled. */
+export interface VerifiedPayment {
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  extensions: Record<string, unknown> | undefined;
+}
 
 /** What a paid request carries from the gate (headers) to the handler (after body validation). */
 export interface PaymentAttempt {
@@ -94,7 +102,14 @@ export class PaymentGate {
     if (x402 === undefined) throw new Error('PaymentGate needs the x402 configuration');
     const client =
       facilitator ??
-      new HTTPFacilitatorClient({ url: x402.facilitatorUrl, timeoutMs: x402.facilitatorTimeoutMs });
+      new HTTPFacilitatorClient({
+        url: x402.facilitatorUrl,
+        timeoutMs: x402.facilitatorTimeoutMs,
+        // Coinbase's facilitator authenticates each call with a JWT signed by the operator's CDP key.
+        ...(x402.cdpApiKey
+          ? { createAuthHeaders: createCdpAuthHeaders(x402.cdpApiKey.id, x402.cdpApiKey.secret) }
+          : {}),
+      });
     const resourceServer = new x402ResourceServer(new OutageAwareFacilitator(client))
       .register(x402.network as `${string}:${string}`, new ExactEvmScheme())
       .registerExtension(bazaarResourceServerExtension);
@@ -192,16 +207,11 @@ export class PaymentGate {
   }
 
   /**
-   * Verifies the payment with the facilitator, then settles it. Rejected → 402 (with the reason);
-   * facilitator unreachable → 502 `payment_unavailable`; settlement not confirmed in time → 502 with
-   * `settlement: "unknown"` (it may still land, so it is not reported as failed).
-   * Returns what the proof records and the PAYMENT-RESPONSE header to send with it.
+   * Verifies the payment with the facilitator (nothing moves yet). Rejected → 402 with the reason;
+   * facilitator unreachable → 502 `payment_unavailable`. Returns what `settle` needs.
    */
-  async charge(
-    request: FastifyRequest,
-  ): Promise<{ payment: SettledPayment; headers: Record<string, string> }> {
-    const attempt = request.payment;
-    if (attempt === undefined) throw new Error('charge() without an admitted payment');
+  async verify(request: FastifyRequest): Promise<VerifiedPayment> {
+    if (request.payment === undefined) throw new Error('verify() without an admitted payment');
     const context = this.#context(request);
     let verified;
     try {
@@ -218,13 +228,32 @@ export class PaymentGate {
       );
     }
     if (verified.type !== 'payment-verified') throw new Error('the notarize route must require payment');
+    return {
+      payload: verified.paymentPayload,
+      requirements: verified.paymentRequirements,
+      extensions: verified.declaredExtensions,
+    };
+  }
+
+  /**
+   * Settles a verified payment. Refused on chain → 402 with PAYMENT-RESPONSE `success: false`;
+   * facilitator unreachable → 502; settlement not confirmed in time → 502 with `settlement: "unknown"`
+   * (it may still land, so it is not reported as failed). Returns what the proof records and the
+   * PAYMENT-RESPONSE header to send with it.
+   */
+  async settle(
+    request: FastifyRequest,
+    verified: VerifiedPayment,
+  ): Promise<{ payment: SettledPayment; headers: Record<string, string> }> {
+    const attempt = request.payment;
+    if (attempt === undefined) throw new Error('settle() without an admitted payment');
     let settled;
     try {
       settled = await this.#http.processSettlement(
-        verified.paymentPayload,
-        verified.paymentRequirements,
-        verified.declaredExtensions,
-        { request: context },
+        verified.payload,
+        verified.requirements,
+        verified.extensions,
+        { request: this.#context(request) },
       );
     } catch (error) {
       throw unavailable('settle', error, attempt);
@@ -255,7 +284,7 @@ export class PaymentGate {
         network: settled.network,
         payer: settled.payer ?? attempt.payer,
         transaction: settled.transaction,
-        amount: settled.amount ?? verified.paymentRequirements.amount,
+        amount: settled.amount ?? verified.requirements.amount,
       },
       headers: settled.headers,
     };

@@ -18,18 +18,24 @@ import {
   SearchQuery,
   VerifyReport,
 } from './proof-schemas.ts';
-import type { PaymentRecord, Principal } from './proofs-service.ts';
+import type { Charge, PaymentRecord, Principal } from './proofs-service.ts';
 import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 const notFound = (id: string) => new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
 
 /** Takes the x402 payment of a request; the PAYMENT-RESPONSE header goes out with the proof. */
-function chargeFor(gate: PaymentGate, request: FastifyRequest, reply: FastifyReply) {
-  return async (): Promise<PaymentRecord> => {
-    const { payment, headers } = await gate.charge(request);
-    void reply.headers(headers);
-    return payment;
+/** The x402 steps of a paid request: verify first, settle once the proof is prepared (DECISIONS §3). */
+function chargeFor(gate: PaymentGate, request: FastifyRequest, reply: FastifyReply): Charge {
+  return {
+    verify: async () => {
+      const verified = await gate.verify(request);
+      return async (): Promise<PaymentRecord> => {
+        const { payment, headers } = await gate.settle(request, verified);
+        void reply.headers(headers);
+        return payment;
+      };
+    },
   };
 }
 
@@ -119,7 +125,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const apiKey = requireScope(request, 'proofs:write');
       const attempt = request.payment;
       let principal: Principal = { kind: 'public' };
-      let charge: (() => Promise<PaymentRecord>) | undefined;
+      let charge: Charge | undefined;
       if (apiKey) principal = { kind: 'account', accountId: apiKey.accountId };
       else if (gate && attempt) {
         principal = { kind: 'payer', network: attempt.network, payer: attempt.payer };

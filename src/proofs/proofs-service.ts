@@ -33,13 +33,17 @@ export interface PaymentRecord {
   amount: string;
 }
 
+/**
+ * The payment of a paid request, in two steps. `verify` runs only when a new proof is to be made (never
+ * for a replay); the proof is then prepared (id, time, signatures, token) and the function `verify`
+ * returned settles the payment. The proof records what settlement returns and is committed only after.
+ */
+export interface Charge {
+  verify: () => Promise<() => Promise<PaymentRecord>>;
+}
+
 export interface NotarizeOptions {
-  /**
-   * Takes the payment of a paid request (x402: verify, then settle). Called only when a new proof is to
-   * be made (never for a replay), before anything is written; the proof records what it returns and is
-   * committed only after it returned.
-   */
-  charge?: () => Promise<PaymentRecord>;
+  charge?: Charge;
 }
 
 export interface NotarizeResult {
@@ -126,7 +130,7 @@ export class ProofsService {
     const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
     if (existing !== undefined) return this.#replay(existing, request.fingerprint, body.idempotencyKey);
     const { charge } = options;
-    if (charge === undefined) return this.#create(body, principal, request, scope, null);
+    if (charge === undefined) return this.#create(body, principal, request, scope, undefined);
 
     // A paid request: one payment at a time per idempotency key, so a client's retry cannot pay twice.
     const slot = `${scope}\n${body.idempotencyKey}`;
@@ -145,8 +149,8 @@ export class ProofsService {
     const done = Promise.withResolvers<void>();
     this.#charging.set(slot, done.promise);
     try {
-      const payment = await charge();
-      return await this.#create(body, principal, request, scope, payment);
+      const settle = await charge.verify();
+      return await this.#create(body, principal, request, scope, settle);
     } finally {
       this.#charging.delete(slot);
       done.resolve();
@@ -158,7 +162,7 @@ export class ProofsService {
     principal: Principal,
     request: DescribedRequest,
     scope: string,
-    payment: PaymentRecord | null,
+    settle: (() => Promise<PaymentRecord>) | undefined,
   ): Promise<NotarizeResult> {
     const createdAt = this.#deps.clock.now();
     const key = this.#deps.keyring.active;
@@ -191,11 +195,19 @@ export class ProofsService {
       request_fingerprint: request.fingerprint,
       account_id: principal.kind === 'account' ? principal.accountId : null,
       created_via: principal.kind === 'account' ? 'api_key' : principal.kind === 'payer' ? 'x402' : 'demo',
-      payment_network: payment?.network ?? null,
-      payment_payer: payment?.payer ?? null,
-      payment_transaction: payment?.transaction ?? null,
-      payment_amount: payment?.amount ?? null,
+      payment_network: null,
+      payment_payer: null,
+      payment_transaction: null,
+      payment_amount: null,
     };
+    if (settle !== undefined) {
+      // Verified, prepared, now settled; only a settled proof is committed.
+      const payment = await settle();
+      row.payment_network = payment.network;
+      row.payment_payer = payment.payer;
+      row.payment_transaction = payment.transaction;
+      row.payment_amount = payment.amount;
+    }
     if (await this.#writer.submit(row)) {
       return { proof: this.#toProof(rowFromInsert(row)), isReplay: false };
     }
