@@ -15,6 +15,9 @@ import {
   type Proof,
   type Evidence,
   type PublicKeyEntry,
+  type ManifestKey,
+  type OfflineCheck,
+  pinKeys,
 } from '../client/client.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
@@ -42,10 +45,14 @@ Hashes each file as a stream and creates its proof. The idempotency key is deriv
 label, so running the command again never creates (or pays for) a second proof. A directory is stamped
 file by file (recursively, skipping *.proof.json); - reads standard input. Writes <file>.proof.json
 beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.`,
-  verify: `Usage: hashproof verify <file> [proof.json] [--online] [--json]
+  verify: `Usage: hashproof verify <file> [proof.json] [--keys manifest.json] [--online] [--json]
 
-Checks that the file's SHA-256 is the proof's contentHash and that the proof is well formed; with
---online, also asks the service to check the signature. Exit 0 only when every check passes.`,
+Checks, offline: the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
+receipt verifies, the RFC 3161 token names this hash and time, and the log's inclusion proof leads to
+a signed checkpoint. --keys names a copy of the service's /.well-known/hashproof-keys.json kept apart
+from the proof: the receipt, TSA and log keys must then be those. --online also asks the service to
+check the HMAC signature (and uses its key manifest). Exit 0 only when no check fails; each check is
+printed with its result.`,
   show: 'Usage: hashproof show <proof-id|proof-url> [--json]',
   search:
     'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',
@@ -65,6 +72,7 @@ const OPTIONS = {
   out: { type: 'string' },
   'api-key': { type: 'string' },
   online: { type: 'boolean' },
+  keys: { type: 'string' },
   q: { type: 'string' },
   'content-hash': { type: 'string' },
   file: { type: 'string' },
@@ -183,8 +191,23 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
     evidence?: Evidence;
   } & Proof;
   const proof = document.proof ?? document;
-  const keys = values.online ? await keysOf(client) : (document.keys ?? []);
-  const checks = verifyOffline(proof, await hashFile(file), keys, document.evidence ?? {});
+  // Trusted keys: the service's manifest (--online) or a copy kept apart from the proof (--keys);
+  // otherwise only the keys saved in the proof file, which a forger could have replaced along with it.
+  const manifest = values.online
+    ? await keysOf(client)
+    : values.keys !== undefined
+      ? readManifest(await readFile(values.keys, 'utf8'), values.keys)
+      : undefined;
+  let evidence = document.evidence ?? {};
+  let keysCheck: OfflineCheck = {
+    name: 'keys',
+    status: 'unavailable',
+    message:
+      'taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
+  };
+  if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence));
+  const checks = verifyOffline(proof, await hashFile(file), manifest ?? document.keys ?? [], evidence);
+  checks.push(keysCheck);
   if (values.online) {
     try {
       // The service vouches for its stored proof; the file must be that proof, field for field.
@@ -303,7 +326,17 @@ async function serve(values: Values): Promise<number> {
 }
 
 let cachedKeys: PublicKeyEntry[] | undefined;
-async function keysOf(client: HashproofClient): Promise<PublicKeyEntry[]> {
+function readManifest(text: string, file: string): ManifestKey[] {
+  try {
+    const keys = (JSON.parse(text) as { keys?: unknown }).keys;
+    if (Array.isArray(keys)) return keys as ManifestKey[];
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--keys ${file}: not a key manifest (a saved /.well-known/hashproof-keys.json)`);
+}
+
+async function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
   cachedKeys ??= (await client.keys()).keys;
   return cachedKeys;
 }

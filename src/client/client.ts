@@ -138,6 +138,46 @@ export interface OfflineCheck {
   message: string;
 }
 
+/** A key of the manifest as the service publishes it, with its use and (for the log) its verifier key. */
+export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string };
+
+/**
+ * Ties the evidence saved in a proof file to keys the verifier trusts (a copy of the service's key
+ * manifest kept apart from the proof, or the manifest fetched from the service). Without it every key
+ * would come from the proof file itself, and a forger who replaced all of them would pass. Returns the
+ * evidence with the pinned log key in place of the file's, and a `keys` check: invalid when the file's
+ * TSA certificate or log key is not one the manifest lists.
+ */
+export function pinKeys(
+  manifest: ManifestKey[],
+  evidence: Evidence,
+): { evidence: Evidence; check: OfflineCheck } {
+  const name = 'keys';
+  const problems: string[] = [];
+  const logKey = manifest.find((k) => k.use === 'log')?.verifierKey;
+  if (evidence.logVerifierKey !== undefined && evidence.logVerifierKey !== logKey)
+    problems.push('the log key in the proof file is not the pinned log key');
+  if (evidence.tsaCertificates !== undefined) {
+    try {
+      const signer = new X509Certificate(evidence.tsaCertificates).publicKey
+        .export({ format: 'der', type: 'spki' })
+        .toString('base64');
+      if (!manifest.some((k) => k.use === 'tsa' && k.publicKey === signer))
+        problems.push('the TSA certificate in the proof file is not a pinned TSA key');
+    } catch {
+      problems.push('the TSA certificate in the proof file does not parse');
+    }
+  }
+  const pinned: Evidence = { ...evidence, ...(logKey === undefined ? {} : { logVerifierKey: logKey }) };
+  return {
+    evidence: pinned,
+    check:
+      problems.length > 0
+        ? { name, status: 'invalid', message: problems.join('; ') }
+        : { name, status: 'valid', message: 'every key used is one the pinned key manifest lists' },
+  };
+}
+
 /**
  * Checks a proof with nothing but the proof, the content and the service's public keys: the content hash
  * matches, the fields form a well-formed signing message, and the Ed25519 receipt verifies with a key of
