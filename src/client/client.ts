@@ -145,15 +145,19 @@ export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string 
  * Ties the evidence saved in a proof file to keys the verifier trusts (a copy of the service's key
  * manifest kept apart from the proof, or the manifest fetched from the service). Without it every key
  * would come from the proof file itself, and a forger who replaced all of them would pass. Returns the
- * evidence with the pinned log key in place of the file's, and a `keys` check: invalid when the file's
- * TSA certificate or log key is not one the manifest lists.
+ * evidence with the pinned log key in place of the file's, and a `keys` check: invalid when the
+ * receipt's key, the file's TSA certificate or its log key is not one the manifest lists.
  */
 export function pinKeys(
   manifest: ManifestKey[],
   evidence: Evidence,
+  proof?: Pick<Proof, 'receipt'>,
 ): { evidence: Evidence; check: OfflineCheck } {
   const name = 'keys';
   const problems: string[] = [];
+  const receiptKeyId = proof?.receipt?.keyId;
+  if (receiptKeyId !== undefined && !manifest.some((k) => k.keyId === receiptKeyId))
+    problems.push(`the receipt key ${receiptKeyId} is not a pinned key`);
   const logKey = manifest.find((k) => k.use === 'log')?.verifierKey;
   if (evidence.logVerifierKey !== undefined && evidence.logVerifierKey !== logKey)
     problems.push('the log key in the proof file is not the pinned log key');
