@@ -164,9 +164,18 @@ describe('hashproof verify', () => {
     assert.equal(statusOf(checked, 'keys'), 'invalid');
     assert.match(
       JSON.parse(checked.stdout).checks.find((c: { name: string }) => c.name === 'keys').message,
-      /log key/,
+      /receipt key ed25519-forged is not a pinned key.*log key/,
     );
     assert.notEqual(statusOf(checked, 'receipt'), 'valid');
+    // The receipt swap alone (log and token evidence left as saved) is caught by the pinned keys too.
+    const receiptOnly = JSON.parse(readFileSync(`${file}.proof.json`, 'utf8'));
+    receiptOnly.proof.receipt = document.proof.receipt;
+    receiptOnly.keys = document.keys;
+    delete receiptOnly.evidence.tlogProof;
+    writeFileSync(forgedFile, JSON.stringify(receiptOnly));
+    const swapped = await cli(['verify', file, forgedFile, '--keys', manifestFile, '--json']);
+    assert.equal(swapped.code, 1);
+    assert.equal(statusOf(swapped, 'keys'), 'invalid');
 
     const notManifest = await cli(['verify', file, '--keys', file]);
     assert.equal(notManifest.code, 2);
