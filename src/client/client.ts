@@ -398,6 +398,9 @@ export function createClient(options: ClientOptions) {
   };
   const id = (value: string) => encodeURIComponent(value);
 
+  /** The service's key manifest (`/.well-known/hashproof-keys.json`). */
+  const keys = () => call<{ keys: ManifestKey[] }>('GET', '/.well-known/hashproof-keys.json');
+
   return {
     baseUrl: base,
     notarize: (input: NotarizeInput) =>
@@ -415,11 +418,7 @@ export function createClient(options: ClientOptions) {
         checks: Record<string, { status: string; message: string }>;
         checkedAt: string;
       }>('GET', `/api/verify/proofs/${id(proofId)}`),
-    keys: () =>
-      call<{ keys: (PublicKeyEntry & { use?: string; verifierKey?: string })[] }>(
-        'GET',
-        '/.well-known/hashproof-keys.json',
-      ),
+    keys,
     /**
      * The offline evidence of a proof: its RFC 3161 token and TSA chain, and, once the proof is in the
      * log (waiting up to `waitMs` for it), its tlog-proof and the log's verifier key.
@@ -436,11 +435,7 @@ export function createClient(options: ClientOptions) {
         const tlog = await doFetch(`${base}/api/proofs/${id(proofId)}/tlog-proof`);
         if (tlog.ok) {
           evidence.tlogProof = await tlog.text();
-          const manifest = await call<{ keys: { use?: string; verifierKey?: string }[] }>(
-            'GET',
-            '/.well-known/hashproof-keys.json',
-          );
-          const logKey = manifest.keys.find((k) => k.use === 'log')?.verifierKey;
+          const logKey = (await keys()).keys.find((k) => k.use === 'log')?.verifierKey;
           if (logKey !== undefined) evidence.logVerifierKey = logKey;
           return evidence;
         }

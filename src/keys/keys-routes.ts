@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { KeyObject } from 'node:crypto';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 
@@ -44,8 +45,7 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
             keyId: key.keyId,
             algorithm: 'Ed25519' as const,
             use: 'receipt' as const,
-            publicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-            publicKeyPem: key.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            ...publicKeyFields(key.publicKey),
             validFrom: key.validFrom,
             validUntil: key.validUntil,
           })),
@@ -53,8 +53,7 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
             keyId: logKey.keyId,
             algorithm: 'Ed25519' as const,
             use: 'log' as const,
-            publicKey: logKey.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-            publicKeyPem: logKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            ...publicKeyFields(logKey.publicKey),
             validFrom: logKey.createdAt,
             validUntil: null,
             verifierKey: ctx.log.verifierKey,
@@ -63,8 +62,7 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
             keyId: ctx.tsa.keyId,
             algorithm: 'ECDSA-P256' as const,
             use: 'tsa' as const,
-            publicKey: ctx.tsa.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-            publicKeyPem: ctx.tsa.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+            ...publicKeyFields(ctx.tsa.publicKey),
             validFrom: new Date(ctx.tsa.certificate.validFrom).toISOString(),
             validUntil: null,
           },
@@ -72,4 +70,12 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
       };
     },
   );
+}
+
+/** A public key as the manifest gives it: base64 DER SubjectPublicKeyInfo, and the same as PEM. */
+function publicKeyFields(key: KeyObject): { publicKey: string; publicKeyPem: string } {
+  return {
+    publicKey: key.export({ format: 'der', type: 'spki' }).toString('base64'),
+    publicKeyPem: key.export({ format: 'pem', type: 'spki' }).toString(),
+  };
 }

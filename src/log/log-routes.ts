@@ -6,7 +6,8 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { ProofIdParams } from '../proofs/proof-schemas.ts';
-import { TILE_WIDTH } from './log-service.ts';
+import { proofNotFound } from '../proofs/proofs-service.ts';
+import { encodeInclusion, TILE_WIDTH } from './log-service.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const FRESH = 'public, max-age=1';
@@ -45,8 +46,7 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
 
   const leafIndexOf = async (id: string): Promise<number> => {
     const proof = await ctx.proofs.get(id);
-    if (proof === undefined)
-      throw new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
+    if (proof === undefined) throw proofNotFound(id);
     if (proof.log === null) {
       throw new AppError(
         'not_yet_integrated',
@@ -124,14 +124,7 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
     async (request) => {
       const leafIndex = await leafIndexOf(request.params.id);
-      const inclusion = await ctx.log.inclusion(leafIndex, request.query.treeSize);
-      return {
-        leafIndex,
-        treeSize: inclusion.treeSize,
-        rootHash: inclusion.rootHash.toString('base64'),
-        hashes: inclusion.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-        checkpoint: inclusion.checkpoint,
-      };
+      return encodeInclusion(await ctx.log.inclusion(leafIndex, request.query.treeSize));
     },
   );
 

@@ -65,6 +65,23 @@ export interface Inclusion {
   checkpoint: string | null;
 }
 
+/** An inclusion proof as JSON gives it: hashes in base64 (DECISIONS.md §8). */
+export function encodeInclusion(inclusion: Inclusion): {
+  leafIndex: number;
+  treeSize: number;
+  rootHash: string;
+  hashes: string[];
+  checkpoint: string | null;
+} {
+  return {
+    leafIndex: inclusion.leafIndex,
+    treeSize: inclusion.treeSize,
+    rootHash: inclusion.rootHash.toString('base64'),
+    hashes: inclusion.hashes.map((hash) => Buffer.from(hash).toString('base64')),
+    checkpoint: inclusion.checkpoint,
+  };
+}
+
 /** The leaf of a proof: the UTF-8 bytes of its JCS signing message (DECISIONS.md §8). */
 export function proofLeaf(row: {
   id: string;

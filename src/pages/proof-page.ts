@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { encodeInclusion } from '../log/log-service.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
@@ -24,12 +25,7 @@ function paidBy(proof: Proof): SafeHtml {
 }
 
 /** The proof's inclusion in the log, as the page shows it (hashes base64, checkpoint verbatim). */
-export interface PageInclusion {
-  treeSize: number;
-  rootHash: string;
-  hashes: string[];
-  checkpoint: string | null;
-}
+type PageInclusion = ReturnType<typeof encodeInclusion>;
 
 function inclusionDetails(inclusion: PageInclusion | undefined): SafeHtml | string {
   if (inclusion === undefined) return '';

@@ -6,7 +6,8 @@ import { isProofId } from '../core/ids.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { renderBadge } from './badge-svg.ts';
 import { htmlResponses, sendHtml } from './layout.ts';
-import { renderProofNotFound, renderProofPage, type PageInclusion } from './proof-page.ts';
+import { encodeInclusion } from '../log/log-service.ts';
+import { renderProofNotFound, renderProofPage } from './proof-page.ts';
 
 /** Any string: an id that is not a proof id gets the friendly 404 page, not a validation error. */
 const PageParams = Type.Object({ id: Type.String({ description: 'The proof id, `proof_…`.' }) });
@@ -34,16 +35,8 @@ export async function proofPageRoutes(app: FastifyInstance, ctx: AppContext): Pr
       if (proof === undefined)
         return sendHtml(reply, renderProofNotFound(ctx.config, request.params.id), 404);
       const checkedAt = new Date(ctx.clock.now()).toISOString();
-      let inclusion: PageInclusion | undefined;
-      if (proof.log !== null) {
-        const found = await ctx.log.inclusion(proof.log.leafIndex);
-        inclusion = {
-          treeSize: found.treeSize,
-          rootHash: found.rootHash.toString('base64'),
-          hashes: found.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-          checkpoint: found.checkpoint,
-        };
-      }
+      const inclusion =
+        proof.log === null ? undefined : encodeInclusion(await ctx.log.inclusion(proof.log.leafIndex));
       return sendHtml(reply, renderProofPage(ctx.config, proof, checkedAt, inclusion));
     },
   );

@@ -84,13 +84,22 @@ export class PaymentGate {
   readonly #config: X402Config;
   readonly #resourceUrl: string;
   readonly #inFlight = new Set<string>();
-  #accepts: PaymentRequirements[] = [];
-  #extensions: Record<string, unknown> = {};
+  /**
+   * The route's x402 `PaymentRequired`, built once by the resource server at start-up: it depends only
+   * on the configured terms and the resource URL, never on the request.
+   */
+  readonly #unpaid: PaymentRequired;
 
-  private constructor(http: x402HTTPResourceServer, config: X402Config, resourceUrl: string) {
+  private constructor(
+    http: x402HTTPResourceServer,
+    config: X402Config,
+    resourceUrl: string,
+    unpaid: PaymentRequired,
+  ) {
     this.#http = http;
     this.#config = config;
     this.#resourceUrl = resourceUrl;
+    this.#unpaid = unpaid;
   }
 
   /**
@@ -152,21 +161,24 @@ export class PaymentGate {
           `${x402.network}: ${clip(describe(error), 300)}`,
       ]);
     }
-    const gate = new PaymentGate(http, x402, resourceUrl);
-    const challenge = await gate.#challenge(undefined);
-    gate.#accepts = challenge.accepts;
-    gate.#extensions = challenge.extensions ?? {};
-    return gate;
+    const unpaid = await http.processHTTPRequest({
+      adapter: staticAdapter(resourceUrl),
+      path: PAID_ROUTE.path,
+      method: PAID_ROUTE.method,
+    });
+    const challenge = unpaid.type === 'payment-error' ? decodeChallenge(unpaid.response.headers) : undefined;
+    if (challenge === undefined) throw new Error('the unpaid route did not produce a challenge');
+    return new PaymentGate(http, x402, resourceUrl, challenge);
   }
 
   /** The payment requirements a client must meet (for the discovery documents). */
   get accepts(): PaymentRequirements[] {
-    return this.#accepts;
+    return this.#unpaid.accepts;
   }
 
   /** Extensions declared on the paid route (the Bazaar discovery `info` and `schema`). */
   get extensions(): Record<string, unknown> {
-    return this.#extensions;
+    return this.#unpaid.extensions ?? {};
   }
 
   get resourceUrl(): string {
@@ -178,10 +190,10 @@ export class PaymentGate {
    * challenge. A payload already in flight in another request: 402 too (one payment buys one proof).
    * Otherwise the decoded payment is kept on the request for the handler.
    */
-  async admit(request: FastifyRequest): Promise<void> {
+  admit(request: FastifyRequest): void {
     const header = request.headers['payment-signature'];
     const payload = typeof header === 'string' ? decodePayload(header) : undefined;
-    if (payload === undefined) throw await this.#paymentRequired(request, undefined);
+    if (payload === undefined) throw this.#paymentRequired(undefined);
     const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } })
       .authorization;
     const payer = typeof authorization?.from === 'string' ? authorization.from : '';
@@ -192,8 +204,7 @@ export class PaymentGate {
         ? `${network}:${payer.toLowerCase()}:${nonce.toLowerCase()}`
         : createHash('sha256').update(String(header)).digest('hex');
     if (this.#inFlight.has(key)) {
-      throw await this.#paymentRequired(
-        request,
+      throw this.#paymentRequired(
         'payment_in_use: this payment is already being used by another request; one payment buys one proof',
       );
     }
@@ -267,7 +278,7 @@ export class PaymentGate {
         network: settled.network,
         ...(settled.payer ? { payer: settled.payer } : {}),
       };
-      const challenge = await this.#challenge(request, `settlement_failed: ${response.errorReason}`);
+      const challenge = this.#challenge(`settlement_failed: ${response.errorReason}`);
       throw new AppError(
         'payment_required',
         `The payment could not be settled: ${response.errorReason}. Nothing was charged and no proof was made.`,
@@ -290,8 +301,8 @@ export class PaymentGate {
     };
   }
 
-  async #paymentRequired(request: FastifyRequest, error: string | undefined): Promise<AppError> {
-    const challenge = await this.#challenge(request, error);
+  #paymentRequired(error: string | undefined): AppError {
+    const challenge = this.#challenge(error);
     const message =
       error === undefined
         ? `Payment required: ${this.#config.price} in USDC on ${this.#config.network} through x402 v2. ` +
@@ -300,21 +311,9 @@ export class PaymentGate {
     return paymentRequiredError(message, challenge);
   }
 
-  /** The x402 `PaymentRequired` object of the route, built by the resource server. */
-  async #challenge(request: FastifyRequest | undefined, error?: string): Promise<PaymentRequired> {
-    const context = request
-      ? { ...this.#context(request), paymentHeader: undefined }
-      : {
-          adapter: staticAdapter(this.#resourceUrl),
-          path: PAID_ROUTE.path,
-          method: PAID_ROUTE.method,
-        };
-    const adapter: HTTPAdapter = { ...context.adapter, getHeader: () => undefined };
-    const result = await this.#http.processHTTPRequest({ ...context, adapter });
-    if (result.type !== 'payment-error') throw new Error('the unpaid route did not produce a challenge');
-    const challenge = decodeChallenge(result.response.headers);
-    if (challenge === undefined) throw new Error('the challenge has no PAYMENT-REQUIRED header');
-    return error === undefined ? challenge : { ...challenge, error };
+  /** The route's challenge, with the reason a payment was refused when there is one. */
+  #challenge(error?: string): PaymentRequired {
+    return error === undefined ? this.#unpaid : { ...this.#unpaid, error };
   }
 
   #context(request: FastifyRequest): HTTPRequestContext {

@@ -3,7 +3,6 @@ import type { PaymentGate } from '../payments/x402.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
-import { AppError } from '../errors.ts';
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
@@ -18,13 +17,11 @@ import {
   SearchQuery,
   VerifyReport,
 } from './proof-schemas.ts';
-import type { Charge, PaymentRecord, Principal } from './proofs-service.ts';
+import { proofNotFound, type Charge, type PaymentRecord, type Principal } from './proofs-service.ts';
 import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
-const notFound = (id: string) => new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
 
-/** Takes the x402 payment of a request; the PAYMENT-RESPONSE header goes out with the proof. */
 /** The x402 steps of a paid request: verify first, settle once the proof is prepared (DECISIONS §3). */
 function chargeFor(gate: PaymentGate, request: FastifyRequest, reply: FastifyReply): Charge {
   return {
@@ -115,7 +112,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       },
       // x402: the challenge is answered before the body is read (directory probers rely on it).
       onRequest: async (request) => {
-        if (gate && request.apiKey === undefined) await gate.admit(request);
+        if (gate && request.apiKey === undefined) gate.admit(request);
       },
       onResponse: async (request) => {
         gate?.release(request);
@@ -219,7 +216,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request) => {
       const proof = await ctx.proofs.get(request.params.id);
-      if (proof === undefined) throw notFound(request.params.id);
+      if (proof === undefined) throw proofNotFound(request.params.id);
       return { ok: true, proof, links: links(proof.id) };
     },
   );
@@ -239,11 +236,10 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request) => {
       const result = await ctx.proofs.verify(request.params.id);
-      if (result === undefined) throw notFound(request.params.id);
-      const { proof, isSignatureValid, isReceiptValid, keyId } = result;
+      if (result === undefined) throw proofNotFound(request.params.id);
+      const { proof, isSignatureValid, isReceiptValid, keyId, timestampProblem } = result;
       const receiptKeyId = proof.receipt?.keyId ?? '';
       const inclusion = await inclusionCheck(ctx, proof, result.signingMessage);
-      const timestampProblem = await ctx.proofs.checkTimestamp(proof);
       const timestamp = {
         status:
           timestampProblem === undefined

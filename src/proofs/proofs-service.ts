@@ -58,6 +58,8 @@ export interface VerifyResult {
   signingMessage: string;
   /** null when the proof has no receipt (made before receipts existed). */
   isReceiptValid: boolean | null;
+  /** Why the RFC 3161 token does not hold, 'absent' for a proof without one, undefined when it holds. */
+  timestampProblem: string | undefined;
 }
 
 export interface ProofPage {
@@ -238,6 +240,7 @@ export class ProofsService {
             verifyReceipt(receiptKey.publicKey, message, proof.receipt?.signature ?? ''),
           )
         : null,
+      timestampProblem: this.#checkTimestamp(row, proof),
     };
   }
 
@@ -255,23 +258,6 @@ export class ProofsService {
     );
   }
 
-  /**
-   * Checks the proof's token: its stored TSA signature must sign the token that the proof's own hash,
-   * timestamp and id make (so imprint and genTime are the proof's by construction). Returns why it
-   * fails, 'absent', or undefined when it holds.
-   */
-  async checkTimestamp(proof: Proof): Promise<string | undefined> {
-    const row = await store.findById(this.#deps.db, proof.id);
-    if (row?.tst_signature === null || row?.tst_signature === undefined) return 'absent';
-    if (row.tst_key_id !== this.#deps.tsa.keyId)
-      return `signed by an unknown TSA key ${row.tst_key_id ?? ''}`;
-    const signature = Buffer.from(row.tst_signature, 'base64');
-    const key = `t\0${row.tst_key_id}\0${row.tst_signature}\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}`;
-    return this.#checked(key, () => this.#deps.tsa.verifySignature(proofTokenRequest(proof), signature))
-      ? undefined
-      : 'the signature does not verify with the TSA certificate';
-  }
-
   /** Newest first, signatures redacted (DECISIONS §4). */
   async list(
     filter: Omit<ProofFilter, 'beforeSeq'>,
@@ -287,6 +273,22 @@ export class ProofsService {
       proofs: page.map((row) => ({ ...this.#toProof(row), signature: REDACTED })),
       nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
+  }
+
+  /**
+   * Checks the proof's token: its stored TSA signature must sign the token that the proof's own hash,
+   * timestamp and id make (so imprint and genTime are the proof's by construction). Returns why it
+   * fails, 'absent', or undefined when it holds.
+   */
+  #checkTimestamp(row: ProofRow, proof: Proof): string | undefined {
+    if (row.tst_signature === null || row.tst_signature === undefined) return 'absent';
+    if (row.tst_key_id !== this.#deps.tsa.keyId)
+      return `signed by an unknown TSA key ${row.tst_key_id ?? ''}`;
+    const signature = Buffer.from(row.tst_signature, 'base64');
+    const key = `t\0${row.tst_key_id}\0${row.tst_signature}\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}`;
+    return this.#checked(key, () => this.#deps.tsa.verifySignature(proofTokenRequest(proof), signature))
+      ? undefined
+      : 'the signature does not verify with the TSA certificate';
   }
 
   #checked(key: string, check: () => boolean): boolean {
@@ -425,6 +427,11 @@ function findIllFormedString(value: unknown, path: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The answer to a proof id this service does not hold, the same on every route (DECISIONS §4). */
+export function proofNotFound(id: string): AppError {
+  return new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
 }
 
 export function idempotencyScope(principal: Principal): string {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { proofNotFound } from '../proofs/proofs-service.ts';
 import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { ProofIdParams } from '../proofs/proof-schemas.ts';
@@ -32,14 +33,11 @@ export async function tsaRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
     async (request, reply) => {
       const token = await ctx.proofs.timestampToken(request.params.id);
-      if (token === undefined || token === null) {
-        throw new AppError(
-          'not_found',
-          token === null
-            ? 'This proof was made before time-stamp tokens existed'
-            : `No proof with id ${JSON.stringify(request.params.id)}`,
-          { id: request.params.id },
-        );
+      if (token === undefined) throw proofNotFound(request.params.id);
+      if (token === null) {
+        throw new AppError('not_found', 'This proof was made before time-stamp tokens existed', {
+          id: request.params.id,
+        });
       }
       return reply
         .header('Content-Type', REPLY)
