@@ -17,8 +17,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     return true;
   }
   if (typeof e.code === 'string') {
-    // Network failures and PostgreSQL classes 08 (connection), 53 (resources), 57P (shutdown).
+    // Network failures, a flush of the SQLite log that the disk refused, and PostgreSQL classes 08
+    // (connection), 53 (resources), 57P (shutdown).
     return (
+      ['EIO', 'ENOSPC', 'EDQUOT', 'EROFS'].includes(e.code) ||
       ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(e.code) ||
       /^(08|53|57P)/.test(e.code)
     );

@@ -25,7 +25,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(config.url) }) });
   } else {
     if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
-    db = new Kysely<Database>({ dialect: createNodeSqliteDialect(openSqliteFile(config.path)) });
+    db = new Kysely<Database>({
+      dialect: createNodeSqliteDialect(openSqliteFile(config.path), { file: config.path }),
+    });
   }
   try {
     await migrate(db, config.engine);

@@ -1,51 +1,182 @@
+import { closeSync, fstatSync, fsync, openSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
 
 type SqlValue = null | number | bigint | string | Uint8Array;
 
+/** Flushes a file descriptor to disk; `fs.fsync` unless a test watches the calls. */
+export type Fsync = (fd: number) => Promise<void>;
+
+const fsyncAsync: Fsync = (fd) =>
+  new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+
+export interface NodeSqliteDialectOptions {
+  /** The database file (`:memory:` has nothing to sync). */
+  file: string;
+  /** Prepared statements kept, by SQL text (the queries are few and fixed). */
+  cacheSize?: number;
+  fsync?: Fsync;
+}
+
 /**
- * Gives Kysely's SqliteDialect the statement interface it expects, over Node's built-in node:sqlite,
- * so nothing native has to compile. Prepared statements are cached by SQL text (the queries are few and
- * fixed), which spares a parse per query.
+ * Kysely over Node's built-in node:sqlite, so nothing native has to compile.
+ *
+ * Durability without blocking: SQLite runs with `synchronous=NORMAL` (a commit writes its WAL frames but
+ * does not wait for the disk), and the driver then flushes the WAL file with `fsync` on libuv's thread
+ * pool before the commit is reported done. That is what `synchronous=FULL` does, except that the event
+ * loop keeps serving other requests (parsing, signing) while the disk works. Kysely gives SQLite one
+ * connection under a mutex, and the flush happens before that connection is released, so no query can
+ * read a commit before it is on disk. A write outside a transaction is flushed the same way.
  */
-export function createNodeSqliteDialect(database: DatabaseSync, cacheSize = 200): SqliteDialect {
-  const cache = new Map<string, SqliteStatement>();
-  const adapter: SqliteDatabase = {
-    close: () => {
-      cache.clear();
-      database.close();
-    },
-    prepare(sql) {
-      let statement = cache.get(sql);
-      if (statement === undefined) {
-        statement = wrap(database.prepare(sql));
-        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
-        cache.set(sql, statement);
-      }
-      return statement;
-    },
-  };
-  return new SqliteDialect({ database: adapter });
-}
-
-function wrap(statement: StatementSync): SqliteStatement {
-  const params = (values: ReadonlyArray<unknown>) => values as SqlValue[];
+export function createNodeSqliteDialect(database: DatabaseSync, options: NodeSqliteDialectOptions): Dialect {
+  const driver = new NodeSqliteDriver(database, options);
   return {
-    reader: statement.columns().length > 0,
-    all: (values) => statement.all(...params(values)),
-    run: (values) => statement.run(...params(values)),
-    iterate: (values) => statement.iterate(...params(values)),
+    createDriver: () => driver,
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createAdapter: () => new SqliteAdapter(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
   };
 }
 
-/** Opens the embedded database durably: WAL, and every commit synced to disk before it returns. */
+/** Opens the embedded database: WAL, each commit flushed by the driver (see above). */
 export function openSqliteFile(file: string): DatabaseSync {
   const database = new DatabaseSync(file);
   database.exec(`
     PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = FULL;
+    PRAGMA synchronous = NORMAL;
     PRAGMA busy_timeout = 5000;
     PRAGMA foreign_keys = ON;
   `);
   return database;
+}
+
+interface Prepared {
+  statement: StatementSync;
+  reader: boolean;
+  /** A plain read: needs no flush even outside a transaction. */
+  read: boolean;
+}
+
+class NodeSqliteDriver implements Driver {
+  readonly #database: DatabaseSync;
+  readonly #wal: WalFlusher;
+  readonly #connection: DatabaseConnection;
+
+  constructor(database: DatabaseSync, options: NodeSqliteDialectOptions) {
+    this.#database = database;
+    this.#wal = new WalFlusher(options.file, options.fsync ?? fsyncAsync);
+    const cache = new Map<string, Prepared>();
+    const cacheSize = options.cacheSize ?? 200;
+    const prepare = (sql: string): Prepared => {
+      let prepared = cache.get(sql);
+      if (prepared === undefined) {
+        const statement = database.prepare(sql);
+        prepared = { statement, reader: statement.columns().length > 0, read: /^\s*select\b/i.test(sql) };
+        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, prepared);
+      }
+      return prepared;
+    };
+    this.#connection = {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        const { statement, reader, read } = prepare(query.sql);
+        const parameters = query.parameters as SqlValue[];
+        let result: QueryResult<R>;
+        if (reader) {
+          result = { rows: statement.all(...parameters) as R[] };
+        } else {
+          const { changes, lastInsertRowid } = statement.run(...parameters);
+          result = { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+        }
+        if (!read && !database.isTransaction) await this.#wal.flush();
+        return result;
+      },
+      streamQuery: () => {
+        throw new Error('streaming is not supported by this driver');
+      },
+    };
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return this.#connection;
+  }
+
+  async beginTransaction(): Promise<void> {
+    this.#database.exec('begin');
+  }
+
+  async commitTransaction(): Promise<void> {
+    this.#database.exec('commit');
+    await this.#wal.flush();
+  }
+
+  async rollbackTransaction(): Promise<void> {
+    // Kysely also rolls back when the commit's flush failed, after the commit itself went through.
+    if (this.#database.isTransaction) this.#database.exec('rollback');
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {
+    this.#wal.close();
+    this.#database.close();
+  }
+}
+
+/** Flushes the database's write-ahead log to disk (and, once, the directory that lists it). */
+class WalFlusher {
+  readonly #walPath: string | undefined;
+  readonly #fsync: Fsync;
+  #fd: number | undefined;
+  #directorySynced = false;
+
+  constructor(file: string, fsync: Fsync) {
+    this.#walPath = file === ':memory:' || file === '' ? undefined : `${path.resolve(file)}-wal`;
+    this.#fsync = fsync;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#walPath === undefined) return;
+    const fd = this.#open(this.#walPath);
+    if (fd === undefined) return; // no log file yet: nothing was written
+    await this.#fsync(fd);
+    if (!this.#directorySynced) {
+      // The log file's name must survive a crash as well as its content.
+      const directory = openSync(path.dirname(this.#walPath), 'r');
+      try {
+        await this.#fsync(directory);
+      } finally {
+        closeSync(directory);
+      }
+      this.#directorySynced = true;
+    }
+  }
+
+  /** The open log file; reopened if SQLite ever replaced it (another inode under the same name). */
+  #open(walPath: string): number | undefined {
+    const current = statSync(walPath, { throwIfNoEntry: false });
+    if (current === undefined) return undefined;
+    if (this.#fd !== undefined && fstatSync(this.#fd).ino === current.ino) return this.#fd;
+    this.close();
+    this.#fd = openSync(walPath, 'r');
+    this.#directorySynced = false;
+    return this.#fd;
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
 }

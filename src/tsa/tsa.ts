@@ -119,7 +119,8 @@ export class Tsa {
    * follows from the request, so `token(request, signature)` rebuilds the same token at any time.
    */
   sign(request: TokenRequest): Buffer {
-    return sign('sha256', this.#signedAttributes(request).set, { key: this.#key, dsaEncoding: 'der' });
+    // DER is Node's encoding for ECDSA signatures; passing the KeyObject alone avoids re-preparing it.
+    return sign('sha256', this.#signedAttributes(request).set, this.#key);
   }
 
   /** The granted TimeStampResp (DER) of a request and its signature. */
