@@ -63,7 +63,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config.paymentMode === 'x402'
       ? await (await import('./payments/x402.ts')).PaymentGate.create(config, overrides.facilitator)
       : undefined;
-  const database = await openDatabase(config.database);
+  const database = await openDatabase(config.database, (message) => log.warn(message));
   const { db } = database;
   const accounts = new AccountsService({ db, ids, clock });
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? 15_000;

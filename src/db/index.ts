@@ -4,7 +4,9 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { Migrator } from 'kysely/migration';
 import type { DatabaseConfig } from '../config.ts';
+import type { DatabaseSync } from 'node:sqlite';
 import { createNodeSqliteDialect, openSqliteFile } from './node-sqlite-dialect.ts';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
 import { migrationProvider } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -18,16 +20,22 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** Opens the configured database and brings its schema up to date. */
-export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHandle> {
+/**
+ * Opens the configured database and brings its schema up to date. `warn` hears trouble the service can
+ * live with (an embedded database's checkpoint thread that failed).
+ */
+export async function openDatabase(
+  config: DatabaseConfig,
+  warn: (message: string) => void = () => {},
+): Promise<DatabaseHandle> {
   let db: Db;
+  let sqlite: DatabaseSync | undefined;
   if (config.engine === 'postgres') {
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(config.url) }) });
   } else {
     if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
-    db = new Kysely<Database>({
-      dialect: createNodeSqliteDialect(openSqliteFile(config.path), { file: config.path }),
-    });
+    sqlite = openSqliteFile(config.path);
+    db = new Kysely<Database>({ dialect: createNodeSqliteDialect(sqlite, { file: config.path }) });
   }
   try {
     await migrate(db, config.engine);
@@ -35,14 +43,30 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
     await db.destroy();
     throw error;
   }
+  const checkpointer =
+    sqlite !== undefined && config.engine === 'sqlite' && config.path !== ':memory:'
+      ? checkpointElsewhere(sqlite, config.path, warn)
+      : undefined;
   return {
     db,
     engine: config.engine,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
+}
+
+/** Moves checkpoints off the request thread; should that thread stop, SQLite checkpoints as before. */
+function checkpointElsewhere(sqlite: DatabaseSync, file: string, warn: (message: string) => void) {
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  return startCheckpointer(file, (message, stopped) => {
+    warn(`database checkpoint: ${message}`);
+    if (stopped && sqlite.isOpen) sqlite.exec('PRAGMA wal_autocheckpoint = 1000');
+  });
 }
 
 /** Times and sequence numbers are BIGINT; they fit a JavaScript number (below 2^53), so read them as one. */

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from './index.ts';
+
+const sizeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+
+test('the write-ahead log is copied into the database file by the checkpoint thread, not at commit', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-checkpoint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'service.db');
+  const warnings: string[] = [];
+  const handle = await openDatabase({ engine: 'sqlite', path: file }, (message) => warnings.push(message));
+  const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(handle.db);
+  assert.equal(rows[0]?.wal_autocheckpoint, 0, 'the request thread never checkpoints');
+
+  await sql`create table filler (id integer primary key, body text not null)`.execute(handle.db);
+  const before = sizeOf(file);
+  // About 4 MB of rows, far more than one checkpoint interval's worth of log.
+  for (let batch = 0; batch < 20; batch++) {
+    await handle.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 100; i++) {
+        await sql`insert into filler (body) values (${'x'.repeat(2000)})`.execute(trx);
+      }
+    });
+  }
+  const deadline = Date.now() + 10_000;
+  while (sizeOf(file) - before < 4_000_000 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(
+    sizeOf(file) - before >= 4_000_000,
+    `the database file grew by ${sizeOf(file) - before} bytes; the log was not checkpointed`,
+  );
+  await handle.close();
+  assert.deepEqual(warnings, []);
+  assert.equal(sizeOf(`${file}-wal`), 0, 'closing checkpoints everything and removes the log');
+});
