@@ -33,6 +33,15 @@ export const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 256;
 /** At most this many proofs join the tree in one signed step. */
 const BATCH = 4096;
+/**
+ * How long a checkpoint read from the store answers for the newest one. Within an instance the
+ * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed
+ * by another instance shows up. A request that needs a larger tree than the one remembered reads the
+ * store at once.
+ */
+const LATEST_TTL_MS = 100;
+/** Inclusion proofs kept, by leaf index and tree size (they never change). */
+const INCLUSION_CACHE_SIZE = 10_000;
 /** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
 const IDLE_POLL_MS = 250;
 
@@ -119,6 +128,8 @@ export class LogService {
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
   #pendingNudge = false;
+  #latest: { checkpoint: SignedCheckpoint; readAt: number } | undefined;
+  readonly #inclusions = new Map<string, { hashes: Uint8Array[]; root: Uint8Array }>();
 
   constructor(deps: LogServiceDeps) {
     this.#deps = deps;
@@ -229,7 +240,8 @@ export class LogService {
    */
   async sequence(): Promise<number> {
     const { db, engine } = this.#deps;
-    return db.transaction().execute(async (trx) => {
+    let signed: SignedCheckpoint | undefined;
+    const integrated = await db.transaction().execute(async (trx) => {
       if (engine === 'postgres')
         await sql`select tree_size from log_head where id = 1 for update`.execute(trx);
       const head = await trx
@@ -300,17 +312,27 @@ export class LogService {
           trx,
         );
       }
+      const checkpoint = this.#sign(newSize, root);
       await trx
         .insertInto('log_checkpoints')
         .values({
           tree_size: newSize,
           root_hash: root.toString('base64'),
-          checkpoint: this.#sign(newSize, root),
+          checkpoint,
           created_at: this.#deps.clock.now(),
         })
         .execute();
+      signed = { treeSize: newSize, rootHash: root, checkpoint };
       return rows.length;
     });
+    if (signed !== undefined) this.#remember(signed);
+    return integrated;
+  }
+
+  #remember(checkpoint: SignedCheckpoint): void {
+    if (this.#latest === undefined || checkpoint.treeSize >= this.#latest.checkpoint.treeSize) {
+      this.#latest = { checkpoint, readAt: performance.now() };
+    }
   }
 
   async #signEmptyTree(trx: Db): Promise<void> {
@@ -338,21 +360,34 @@ export class LogService {
     );
   }
 
-  /** The newest signed checkpoint, or undefined before the sequencer first ran. */
-  async latest(): Promise<SignedCheckpoint | undefined> {
+  /**
+   * The newest signed checkpoint, or undefined before the sequencer first ran. One read within the last
+   * LATEST_TTL_MS is reused, unless the caller needs a tree of at least `atLeast` entries that it
+   * does not cover.
+   */
+  async latest(atLeast = 0): Promise<SignedCheckpoint | undefined> {
+    const known = this.#latest;
+    if (
+      known !== undefined &&
+      known.checkpoint.treeSize >= atLeast &&
+      performance.now() - known.readAt < LATEST_TTL_MS
+    ) {
+      return known.checkpoint;
+    }
     const row = await this.#deps.db
       .selectFrom('log_checkpoints')
       .select(['tree_size', 'root_hash', 'checkpoint'])
       .orderBy('tree_size', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return (
-      row && {
-        treeSize: Number(row.tree_size),
-        rootHash: Buffer.from(row.root_hash, 'base64'),
-        checkpoint: row.checkpoint,
-      }
-    );
+    if (row === undefined) return undefined;
+    const checkpoint = {
+      treeSize: Number(row.tree_size),
+      rootHash: Buffer.from(row.root_hash, 'base64'),
+      checkpoint: row.checkpoint,
+    };
+    this.#remember(checkpoint);
+    return checkpoint;
   }
 
   async #checkpointOf(size: number): Promise<string | null> {
@@ -364,23 +399,37 @@ export class LogService {
     return row?.checkpoint ?? null;
   }
 
-  async #treeSize(): Promise<number> {
-    return (await this.latest())?.treeSize ?? 0;
+  async #treeSize(atLeast: number): Promise<number> {
+    return (await this.latest(atLeast))?.treeSize ?? 0;
   }
 
-  /** Inclusion of leaf `leafIndex` in the tree of `treeSize` (the latest checkpoint when absent). */
-  async inclusion(leafIndex: number, treeSize?: number): Promise<Inclusion> {
-    const latest = await this.latest();
+  /**
+   * Inclusion of leaf `leafIndex` in the tree of `treeSize` (the latest checkpoint when absent). Paths
+   * never change, so they are kept in memory; `fromStore` reads the stored hashes regardless.
+   */
+  async inclusion(
+    leafIndex: number,
+    treeSize?: number,
+    { fromStore = false }: { fromStore?: boolean } = {},
+  ): Promise<Inclusion> {
+    const latest = await this.latest(treeSize ?? leafIndex + 1);
     const current = latest?.treeSize ?? 0;
     const size = treeSize ?? current;
     if (size > current) throw badSize('treeSize', `is larger than the log (${current} entries)`);
     if (leafIndex >= size) throw badSize('treeSize', `must be larger than the leaf index ${leafIndex}`);
-    const compute = (get: NodeGetter) => ({
-      hashes: inclusionPath(leafIndex, size, get),
-      root: treeRoot(size, get),
-    });
-    const get = getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute)));
-    const { hashes, root } = compute(get);
+    const key = `${leafIndex}/${size}`;
+    let path = fromStore ? undefined : this.#inclusions.get(key);
+    if (path === undefined) {
+      const compute = (get: NodeGetter) => ({
+        hashes: inclusionPath(leafIndex, size, get),
+        root: treeRoot(size, get),
+      });
+      path = compute(getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute))));
+      if (this.#inclusions.size >= INCLUSION_CACHE_SIZE)
+        this.#inclusions.delete(this.#inclusions.keys().next().value as string);
+      this.#inclusions.set(key, path);
+    }
+    const { hashes, root } = path;
     return {
       leafIndex,
       treeSize: size,
@@ -392,7 +441,7 @@ export class LogService {
 
   /** The consistency proof between two tree sizes (1 ≤ from ≤ to ≤ the log's size). */
   async consistency(from: number, to: number): Promise<Uint8Array[]> {
-    const current = await this.#treeSize();
+    const current = await this.#treeSize(to);
     if (from < 1) throw badSize('from', 'must be at least 1');
     if (to > current) throw badSize('to', `is larger than the log (${current} entries)`);
     if (from > to) throw badSize('from', 'must not be larger than to');
@@ -402,8 +451,8 @@ export class LogService {
 
   /** A tile of hashes (level L covers binary level 8L), `width` entries from the start; undefined when not there yet. */
   async tile(level: number, index: number, width: number): Promise<Buffer | undefined> {
-    const current = await this.#treeSize();
     const span = 2 ** (TILE_HEIGHT * level);
+    const current = await this.#treeSize((index * TILE_WIDTH + width) * span);
     if ((index * TILE_WIDTH + width) * span > current) return undefined;
     const first = index * TILE_WIDTH;
     const rows = await this.#deps.db
@@ -420,7 +469,7 @@ export class LogService {
 
   /** An entry bundle: each leaf as a big-endian uint16 length and its bytes. */
   async entries(index: number, width: number): Promise<Buffer | undefined> {
-    const current = await this.#treeSize();
+    const current = await this.#treeSize(index * TILE_WIDTH + width);
     if (index * TILE_WIDTH + width > current) return undefined;
     const first = index * TILE_WIDTH;
     const rows = await this.#deps.db

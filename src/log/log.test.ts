@@ -373,12 +373,15 @@ describe('the log over HTTP', () => {
 
   test('before integration the inclusion proof answers 409 not_yet_integrated', async () => {
     await server.ctx.log.stop();
+    let id = '';
     try {
       const res = await api(server.baseUrl, '/api/proof/notarize', {
         method: 'POST',
         body: notarizeBody({ contentHash: sampleHash(9999), idempotencyKey: 'log-late' }),
       });
+      id = res.body.proof.id as string;
       assert.equal(res.body.proof.log, null);
+      assert.equal((await api(server.baseUrl, `/api/proofs/${id}`)).body.proof.log, null);
       const report = await api(server.baseUrl, `/api/verify/proofs/${res.body.proof.id}`);
       assert.equal(report.body.checks.inclusion.status, 'unavailable');
       assert.equal(report.body.verified, true, 'not yet logged is not a failure');
@@ -393,5 +396,56 @@ describe('the log over HTTP', () => {
     } finally {
       server.ctx.log.start();
     }
+    // Read before integration, the document still gains its log position once integrated.
+    for (let i = 0; ; i++) {
+      const { log } = (await api(server.baseUrl, `/api/proofs/${id}`)).body.proof;
+      if (log !== null) {
+        assert.equal(typeof log.leafIndex, 'number');
+        break;
+      }
+      assert.ok(i < 100, 'the proof never showed its leaf index');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 });
+
+test('an instance that remembers an older checkpoint still answers for proofs another instance logged', async (t) => {
+  // Two instances on one database; only the first sequences.
+  const first = await startServer();
+  const second = await startServer({ dataDir: first.dataDir });
+  t.after(async () => {
+    await second.close();
+    await first.close();
+  });
+  await second.ctx.log.stop();
+  const made = await api(first.baseUrl, '/api/proof/notarize', {
+    method: 'POST',
+    body: notarizeBody({ contentHash: sampleHash(1), idempotencyKey: 'two-instances-1' }),
+  });
+  await waitForLeaf(first.baseUrl, made.body.proof.id as string);
+  const remembered = Number((await (await fetch(`${second.baseUrl}/log/checkpoint`)).text()).split('\n')[1]);
+
+  const later = await api(first.baseUrl, '/api/proof/notarize', {
+    method: 'POST',
+    body: notarizeBody({ contentHash: sampleHash(2), idempotencyKey: 'two-instances-2' }),
+  });
+  const leafIndex = await waitForLeaf(first.baseUrl, later.body.proof.id as string);
+  assert.ok(leafIndex >= remembered, 'the second instance has not seen this leaf yet');
+  const inclusion = await api(second.baseUrl, `/api/proofs/${later.body.proof.id as string}/inclusion`);
+  assert.equal(inclusion.status, 200);
+  assert.ok(inclusion.body.treeSize > leafIndex);
+  const consistency = await api(
+    second.baseUrl,
+    `/api/log/consistency?from=${remembered}&to=${leafIndex + 1}`,
+  );
+  assert.equal(consistency.status, 200);
+});
+
+async function waitForLeaf(baseUrl: string, id: string): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const { log } = (await api(baseUrl, `/api/proofs/${id}`)).body.proof;
+    if (log !== null) return log.leafIndex as number;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${id} never entered the log`);
+}

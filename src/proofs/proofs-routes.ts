@@ -52,7 +52,8 @@ async function inclusionCheck(ctx: AppContext, proof: Proof, message: string) {
     };
   }
   const { leafIndex } = proof.log;
-  const inclusion = await ctx.log.inclusion(leafIndex);
+  // Read from the store, not from memory: the report checks what is stored now.
+  const inclusion = await ctx.log.inclusion(leafIndex, undefined, { fromStore: true });
   const checkpoint = inclusion.checkpoint === null ? undefined : ctx.log.openCheckpoint(inclusion.checkpoint);
   const isValid =
     checkpoint !== undefined &&

@@ -19,6 +19,8 @@ export const METADATA_MAX_DEPTH = 32;
 export const REDACTED = '[redacted]';
 /** Signature-check results kept (oldest dropped first): about 4 MB at most. */
 const CHECK_CACHE_SIZE = 10_000;
+/** Sequenced proofs kept for reads (oldest dropped first): about 20 MB at most. */
+const PROOF_CACHE_SIZE = 10_000;
 
 /** Who asks for a proof: decides the idempotency scope and what the proof records (DECISIONS §3). */
 export type Principal =
@@ -95,6 +97,12 @@ export class ProofsService {
    * answer recomputing would give; any change to a stored proof changes the key and is checked anew.
    */
   readonly #checks = new Map<string, boolean>();
+  /**
+   * Proofs already in the log, by id. A stored proof changes once, when the sequencer gives it its leaf
+   * index, and never again (nothing updates or deletes proofs), so these answer reads exactly as the
+   * store would, on any instance.
+   */
+  readonly #sequenced = new Map<string, { row: ProofRow; proof: Proof }>();
   /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
   readonly #charging = new Map<string, Promise<void>>();
 
@@ -219,10 +227,25 @@ export class ProofsService {
   }
 
   async get(id: string): Promise<Proof | undefined> {
-    const row = await store.findById(this.#deps.db, id);
-    return row === undefined ? undefined : this.#toProof(row);
+    return (await this.#find(id))?.proof;
   }
 
+  /** A stored proof and its row: from the store, or from memory once it is in the log. */
+  async #find(id: string): Promise<{ row: ProofRow; proof: Proof } | undefined> {
+    const known = this.#sequenced.get(id);
+    if (known !== undefined) return known;
+    const row = await store.findById(this.#deps.db, id);
+    if (row === undefined) return undefined;
+    const found = { row, proof: deepFreeze(this.#toProof(row)) };
+    if (row.leaf_index !== null && row.leaf_index !== undefined) {
+      if (this.#sequenced.size >= PROOF_CACHE_SIZE)
+        this.#sequenced.delete(this.#sequenced.keys().next().value as string);
+      this.#sequenced.set(id, found);
+    }
+    return found;
+  }
+
+  /** Checks the proof as stored now (never from memory: a changed store must show). */
   async verify(id: string): Promise<VerifyResult | undefined> {
     const row = await store.findById(this.#deps.db, id);
     if (row === undefined) return undefined;
@@ -249,13 +272,11 @@ export class ProofsService {
    * undefined for an unknown proof, null for a proof made before tokens existed.
    */
   async timestampToken(id: string): Promise<Buffer | null | undefined> {
-    const row = await store.findById(this.#deps.db, id);
-    if (row === undefined) return undefined;
+    const found = await this.#find(id);
+    if (found === undefined) return undefined;
+    const { row, proof } = found;
     if (row.tst_signature === null || row.tst_signature === undefined) return null;
-    return this.#deps.tsa.token(
-      proofTokenRequest(this.#toProof(row)),
-      Buffer.from(row.tst_signature, 'base64'),
-    );
+    return this.#deps.tsa.token(proofTokenRequest(proof), Buffer.from(row.tst_signature, 'base64'));
   }
 
   /** Newest first, signatures redacted (DECISIONS §4). */
@@ -443,6 +464,14 @@ export function idempotencyScope(principal: Principal): string {
     case 'payer':
       return `payer:${principal.network}:${principal.payer.toLowerCase()}`;
   }
+}
+
+/** Shared answers must not be changed by whoever reads them. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const item of Object.values(value)) {
+    if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) deepFreeze(item as object);
+  }
+  return Object.freeze(value);
 }
 
 function sleep(ms: number): Promise<void> {
