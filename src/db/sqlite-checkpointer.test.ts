@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,4 +39,20 @@ test('the write-ahead log is copied into the database file by the checkpoint thr
   await handle.close();
   assert.deepEqual(warnings, []);
   assert.equal(sizeOf(`${file}-wal`), 0, 'closing checkpoints everything and removes the log');
+});
+
+test('closing the database waits for the checkpoint thread, even when nothing else keeps the process up', (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-checkpoint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const index = new URL('./index.ts', import.meta.url).href;
+  const script = `
+    import { openDatabase } from ${JSON.stringify(index)};
+    const handle = await openDatabase({ engine: 'sqlite', path: ${JSON.stringify(path.join(dir, 'x.db'))} });
+    await handle.close();
+    console.log('closed');
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(run.stderr, '');
+  assert.equal(run.stdout.trim(), 'closed');
+  assert.equal(run.status, 0);
 });

@@ -58,6 +58,8 @@ export function startCheckpointer(
     stop: async () => {
       if (stopping) return;
       stopping = true;
+      // Keep the process alive until the last checkpoint is done (the thread is otherwise unref'd).
+      worker.ref();
       const exited = new Promise((resolve) => worker.once('exit', resolve));
       worker.postMessage('stop');
       await exited;
