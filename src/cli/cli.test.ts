@@ -1,12 +1,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { signingMessage } from '../core/proof-signature.ts';
 import { signReceipt } from '../core/receipt.ts';
-import { mkdirSync, openSync, closeSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  ftruncateSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
-import { ADMIN_KEY, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { ADMIN_KEY, freePort, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { finished, run, start, waitForHealth, type Run } from '../../test/process.ts';
 
 const CLI = path.join(import.meta.dirname, 'main.ts');
 
@@ -21,24 +29,10 @@ after(async () => {
   server.cleanup();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+  return run(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
+    stdin: options.stdin,
   });
 }
 
@@ -298,5 +292,45 @@ describe('reads, administration and errors', () => {
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^Usage: hashproof/);
     }
+  });
+});
+
+describe('hashproof serve', () => {
+  test('--port, --database and --mode set the service up over the environment; SIGTERM stops it cleanly', async () => {
+    const port = await freePort();
+    const database = path.join(work, 'served', 'other.db');
+    // The environment says otherwise: x402 without a payee would not start, so the flags must win.
+    const env = {
+      PATH: process.env.PATH,
+      PORT: '9',
+      DATABASE_URL: `sqlite:${path.join(work, 'not-this.db')}`,
+      PAYMENT_MODE: 'x402',
+    };
+    const args = ['serve', '--port', String(port), '--database', `sqlite:${database}`, '--mode', 'demo'];
+    const child = start(process.execPath, [CLI, ...args], { env });
+    const exited = finished(child);
+    try {
+      const health = await Promise.race([
+        waitForHealth(`http://127.0.0.1:${port}`),
+        exited.then((r) => Promise.reject(new Error(`serve exited ${r.code}: ${r.stderr}`))),
+      ]);
+      assert.equal(health.mode, 'demo');
+      assert.deepEqual(health.database, { engine: 'sqlite', ok: true });
+      assert.ok(existsSync(database), `the database is created at ${database}`);
+      assert.ok(existsSync(path.join(work, 'served', 'keys')), 'the keys sit beside the database');
+      assert.ok(!existsSync(path.join(work, 'not-this.db')));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const stopped = await exited;
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.match(stopped.stdout, /"signal":"SIGTERM".*stopping/);
+
+    // --mode reaches PAYMENT_MODE: x402 without X402_PAY_TO is a configuration error (exit 2).
+    const x402 = await run(process.execPath, [CLI, 'serve', '--port', String(port), '--mode', 'x402'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${database}` },
+    });
+    assert.equal(x402.code, 2);
+    assert.match(x402.stderr, /^hashproof: configuration: X402_PAY_TO: required when PAYMENT_MODE=x402/m);
   });
 });

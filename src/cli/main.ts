@@ -317,7 +317,9 @@ async function serve(values: Values): Promise<number> {
   if (values.port) env.PORT = values.port;
   if (values.database) env.DATABASE_URL = values.database;
   if (values.mode) env.PAYMENT_MODE = values.mode;
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, '../main.ts')], {
+  // main.ts beside the sources, main.js in the compiled package.
+  const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
+  const child = spawn(process.execPath, [entry], {
     env,
     stdio: 'inherit',
   });
