@@ -94,10 +94,10 @@ async function useInstalledPackage(consumer: string, env: NodeJS.ProcessEnv, bas
   // The client, imported by its package name from a module of the consumer.
   writeFileSync(
     path.join(consumer, 'use.ts'),
-    `import { createClient, hashFile, type Proof } from 'hashproof/client';
+    `import { createClient, type Proof } from 'hashproof/client';
 const client = createClient({ baseUrl: process.argv[2]! });
 const proof: Proof = (await client.getProof(process.argv[3]!)).proof;
-const checks = client.verifyOffline(proof, await hashFile(process.argv[4]!));
+const checks = await client.verifyOffline(proof, { path: process.argv[4]! });
 console.log(JSON.stringify({ id: proof.id, contentHash: checks.find((c) => c.name === 'contentHash')?.status }));
 `,
   );

@@ -206,7 +206,7 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
       'taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
   };
   if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
-  const checks = verifyOffline(proof, await hashFile(file), manifest ?? document.keys ?? [], evidence);
+  const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
   checks.push(keysCheck);
   if (values.online) {
     try {
