@@ -77,6 +77,56 @@ describe('hashproof stamp', () => {
       JSON.parse(rerun.stdout).map((r: { idempotentReplay: boolean }) => r.idempotentReplay),
       [true, true],
     );
+    // Piped, many files give plain lines, one a file, and no progress.
+    const plain = await cli(['stamp', dir]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(plain.stderr, '');
+    const page = `${server.baseUrl.replaceAll('.', '\\.')}/proof/proof_[0-9A-Z]{26}`;
+    assert.match(
+      plain.stdout,
+      new RegExp(
+        `^already stamped ${dir}/a\\.bin  ${page}\\nalready stamped ${dir}/sub/b\\.bin  ${page}\\n$`,
+      ),
+    );
+  });
+
+  test('on a terminal, many files or a large one show their progress (files and bytes done); one small file none', async (t) => {
+    if ((await run('sh', ['-c', 'command -v script'])).code !== 0)
+      return t.skip('needs script(1) from util-linux for a pseudo-terminal');
+    const dir = path.join(work, 'terminal');
+    mkdirSync(dir);
+    const big = path.join(dir, 'disk.img');
+    const fd = openSync(big, 'w');
+    ftruncateSync(fd, 65 * 2 ** 20); // sparse, over the 64 MiB that shows one file's progress
+    closeSync(fd);
+    // script(1) runs the command on a pseudo-terminal: standard output and error both reach it.
+    // The line is redrawn after a carriage return and an erase to the end of the line (ESC [ K).
+    const onTerminal = async (args: string[]) => {
+      const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' ');
+      const shown = await run('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl },
+      });
+      assert.equal(shown.code, 0, shown.stdout);
+      return shown.stdout.replaceAll('\r\x1b[K', '<redraw>');
+    };
+    const notes = path.join(dir, 'notes.txt');
+    const readme = path.join(dir, 'readme.txt');
+    writeFileSync(notes, 'terminal notes');
+    writeFileSync(readme, 'terminal readme');
+    const many = await onTerminal(['stamp', notes, readme]);
+    assert.match(many, /^<redraw>\[\.{20}\] 0\/2 files {2}0 B\/29 B {2}hashing notes\.txt<redraw>/);
+    assert.match(many, /<redraw>\[[#.]{20}\] 0\/2 files {2}14 B\/29 B {2}stamping notes\.txt<redraw>/);
+    assert.match(many, /\] 1\/2 files {2}14 B\/29 B {2}done notes\.txt<redraw>/);
+    assert.match(many, /\[#{20}\] 2\/2 files {2}29 B\/29 B {2}done readme\.txt<redraw>$/);
+    for (const file of [notes, readme]) {
+      const line = `<redraw>stamped ${file}  ${server.baseUrl}/proof/`;
+      assert.ok(many.includes(line), 'each result line is printed over a cleared progress line');
+    }
+    const large = await onTerminal(['stamp', big]);
+    assert.match(large, /\] 0\/1 files {2}0 B\/65\.0 MiB {2}hashing disk\.img<redraw>/);
+    assert.match(large, /\] 1\/1 files {2}65\.0 MiB\/65\.0 MiB {2}done disk\.img<redraw>$/);
+    const one = await onTerminal(['stamp', notes]);
+    assert.match(one, /^already stamped \S+notes\.txt {2}http\S+\r\n$/, 'a plain line, no progress');
   });
 
   test('standard input', async () => {
