@@ -27,6 +27,8 @@ export function start(command: string, args: string[], options: RunOptions = {})
     env: options.env ?? process.env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // A command that exits without reading its input closes the pipe: EPIPE then is no failure.
+  child.stdin?.on('error', () => {});
   child.stdin?.end(options.stdin ?? '');
   return child;
 }
