@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -9,11 +9,16 @@ import path from 'node:path';
  */
 const root = path.join(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
+const compiler = path.join(root, 'node_modules/typescript/bin/tsc');
+if (!existsSync(compiler)) {
+  // `npm ci --omit=dev` on a server: the service runs its sources (npm start), no build is needed.
+  console.error('hashproof: typescript is not installed (dev dependencies omitted), dist/ not built');
+  process.exit(0);
+}
 rmSync(dist, { recursive: true, force: true });
-const tsc = spawnSync(
-  process.execPath,
-  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-  { cwd: root, stdio: 'inherit' },
-);
+const tsc = spawnSync(process.execPath, [compiler, '-p', 'tsconfig.build.json'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 cpSync(path.join(root, 'src/pages/assets'), path.join(dist, 'pages/assets'), { recursive: true });
