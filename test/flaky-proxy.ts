@@ -4,9 +4,10 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
  * What the proxy does to one request instead of passing it on: `unavailable` answers 503 without
  * forwarding; `drop` closes the connection without forwarding (the request never reached the service);
  * `lose-answer` forwards the request, lets the service do it, then closes the connection instead of
- * answering (the case that makes a non-idempotent retry dangerous).
+ * answering (the case that makes a non-idempotent retry dangerous); `break-answer` forwards it and
+ * closes the connection halfway through the answer's body.
  */
-export type Fault = 'unavailable' | 'drop' | 'lose-answer';
+export type Fault = 'unavailable' | 'drop' | 'lose-answer' | 'break-answer';
 
 export interface ProxiedRequest {
   method: string;
@@ -45,11 +46,11 @@ export async function startFlakyProxy(targetBaseUrl: string): Promise<FlakyProxy
           }),
         );
       }
-      forward(req, body, res, fault === 'lose-answer');
+      forward(req, body, res, fault);
     });
   });
 
-  function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, isAnswerLost: boolean): void {
+  function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, fault: Fault | undefined): void {
     const upstream = request(
       {
         host: target.hostname,
@@ -62,9 +63,11 @@ export async function startFlakyProxy(targetBaseUrl: string): Promise<FlakyProxy
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
         answer.on('end', () => {
-          if (isAnswerLost) return void req.socket.destroy();
+          if (fault === 'lose-answer') return void req.socket.destroy();
+          const whole = Buffer.concat(chunks);
           res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(Buffer.concat(chunks));
+          if (fault !== 'break-answer') return void res.end(whole);
+          res.write(whole.subarray(0, whole.length >> 1), () => req.socket.destroy());
         });
       },
     );

@@ -371,6 +371,7 @@ export function createClient(options: ClientOptions) {
     for (let attempt = 1; attempt <= (isIdempotent ? attempts : 1); attempt++) {
       if (attempt > 1) await pause(attempt - 1);
       let response: Response;
+      let text: string;
       try {
         response = await doFetch(base + path, {
           method,
@@ -381,6 +382,8 @@ export function createClient(options: ClientOptions) {
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
+        // The connection can also break while the answer's body arrives.
+        text = await response.text();
       } catch (error) {
         lastError = new HashproofError(
           0,
@@ -389,7 +392,6 @@ export function createClient(options: ClientOptions) {
         );
         continue;
       }
-      const text = await response.text();
       let parsed: unknown;
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
