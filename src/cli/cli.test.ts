@@ -1,19 +1,29 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { signingMessage } from '../core/proof-signature.ts';
 import { signReceipt } from '../core/receipt.ts';
-import { mkdirSync, openSync, closeSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  ftruncateSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
-import { ADMIN_KEY, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { ADMIN_KEY, freePort, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { finished, run, start, waitForHealth, type Run } from '../../test/process.ts';
+import { startWebhookReceiver } from '../../test/webhook-receiver.ts';
 
 const CLI = path.join(import.meta.dirname, 'main.ts');
 
 let server: TestServer;
 let work: string;
 before(async () => {
-  server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY } });
+  // Webhooks may point at the test's own receiver on loopback.
+  server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   work = makeDataDir();
 });
 after(async () => {
@@ -21,24 +31,10 @@ after(async () => {
   server.cleanup();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+  return run(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
+    stdin: options.stdin,
   });
 }
 
@@ -83,6 +79,56 @@ describe('hashproof stamp', () => {
       JSON.parse(rerun.stdout).map((r: { idempotentReplay: boolean }) => r.idempotentReplay),
       [true, true],
     );
+    // Piped, many files give plain lines, one a file, and no progress.
+    const plain = await cli(['stamp', dir]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(plain.stderr, '');
+    const page = `${server.baseUrl.replaceAll('.', '\\.')}/proof/proof_[0-9A-Z]{26}`;
+    assert.match(
+      plain.stdout,
+      new RegExp(
+        `^already stamped ${dir}/a\\.bin  ${page}\\nalready stamped ${dir}/sub/b\\.bin  ${page}\\n$`,
+      ),
+    );
+  });
+
+  test('on a terminal, many files or a large one show their progress (files and bytes done); one small file none', async (t) => {
+    if ((await run('sh', ['-c', 'command -v script'])).code !== 0)
+      return t.skip('needs script(1) from util-linux for a pseudo-terminal');
+    const dir = path.join(work, 'terminal');
+    mkdirSync(dir);
+    const big = path.join(dir, 'disk.img');
+    const fd = openSync(big, 'w');
+    ftruncateSync(fd, 65 * 2 ** 20); // sparse, over the 64 MiB that shows one file's progress
+    closeSync(fd);
+    // script(1) runs the command on a pseudo-terminal: standard output and error both reach it.
+    // The line is redrawn after a carriage return and an erase to the end of the line (ESC [ K).
+    const onTerminal = async (args: string[]) => {
+      const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' ');
+      const shown = await run('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl },
+      });
+      assert.equal(shown.code, 0, shown.stdout);
+      return shown.stdout.replaceAll('\r\x1b[K', '<redraw>');
+    };
+    const notes = path.join(dir, 'notes.txt');
+    const readme = path.join(dir, 'readme.txt');
+    writeFileSync(notes, 'terminal notes');
+    writeFileSync(readme, 'terminal readme');
+    const many = await onTerminal(['stamp', notes, readme]);
+    assert.match(many, /^<redraw>\[\.{20}\] 0\/2 files {2}0 B\/29 B {2}hashing notes\.txt<redraw>/);
+    assert.match(many, /<redraw>\[[#.]{20}\] 0\/2 files {2}14 B\/29 B {2}stamping notes\.txt<redraw>/);
+    assert.match(many, /\] 1\/2 files {2}14 B\/29 B {2}done notes\.txt<redraw>/);
+    assert.match(many, /\[#{20}\] 2\/2 files {2}29 B\/29 B {2}done readme\.txt<redraw>$/);
+    for (const file of [notes, readme]) {
+      const line = `<redraw>stamped ${file}  ${server.baseUrl}/proof/`;
+      assert.ok(many.includes(line), 'each result line is printed over a cleared progress line');
+    }
+    const large = await onTerminal(['stamp', big]);
+    assert.match(large, /\] 0\/1 files {2}0 B\/65\.0 MiB {2}hashing disk\.img<redraw>/);
+    assert.match(large, /\] 1\/1 files {2}65\.0 MiB\/65\.0 MiB {2}done disk\.img<redraw>$/);
+    const one = await onTerminal(['stamp', notes]);
+    assert.match(one, /^already stamped \S+notes\.txt {2}http\S+\r\n$/, 'a plain line, no progress');
   });
 
   test('standard input', async () => {
@@ -255,6 +301,93 @@ describe('reads, administration and errors', () => {
     assert.match(found.stdout, new RegExp(stamped.proof.id));
   });
 
+  test('--out writes the proof document where it says; --api-key wins over HASHPROOF_API_KEY', async () => {
+    const env = { SERVICE_ADMIN_KEY: ADMIN_KEY };
+    const account = JSON.parse(
+      (await cli(['admin', 'accounts', 'create', '--name', 'Flag Co'], { env })).stdout,
+    ).account;
+    const { key } = JSON.parse((await cli(['admin', 'keys', 'create', account.id], { env })).stdout);
+    const file = path.join(work, 'flagged.txt');
+    writeFileSync(file, 'flagged content');
+    const out = path.join(work, 'elsewhere.json');
+    const badKey = { HASHPROOF_API_KEY: 'hp_not_a_key_of_this_service' };
+    const refused = await cli(['stamp', file, '--out', out], { env: badKey });
+    assert.equal(refused.code, 1, 'the environment key is used when no flag is given');
+    assert.match(refused.stderr, /\(401 unauthorized\)/);
+    const stamped = await cli(['stamp', file, '--out', out, '--api-key', key, '--json'], { env: badKey });
+    assert.equal(stamped.code, 0, stamped.stderr);
+    const result = JSON.parse(stamped.stdout);
+    assert.equal(result.proof.accountId, account.id, 'made with the key of --api-key');
+    assert.equal(result.proofFile, out);
+    assert.equal(JSON.parse(readFileSync(out, 'utf8')).proof.id, result.proof.id);
+    assert.ok(!existsSync(`${file}.proof.json`), 'nothing beside the file');
+    const verified = await cli(['verify', file, out]);
+    assert.equal(verified.code, 0, verified.stdout);
+    const two = await cli(['stamp', file, file, '--out', out]);
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, /--out works with a single input/);
+  });
+
+  test('admin accounts list, and webhooks create, list and test against a real receiver', async () => {
+    const env = { SERVICE_ADMIN_KEY: ADMIN_KEY };
+    const admin = async (...args: string[]) => {
+      const done = await cli(['admin', ...args], { env });
+      assert.equal(done.code, 0, `admin ${args.join(' ')}: ${done.stderr}`);
+      return { json: JSON.parse(done.stdout), stdout: done.stdout };
+    };
+    const { account } = (await admin('accounts', 'create', '--name', 'Hooks Co', '--owner', 'ops')).json;
+    const { accounts } = (await admin('accounts', 'list')).json;
+    assert.deepEqual(
+      accounts.filter((a: { id: string }) => a.id === account.id),
+      [account],
+    );
+
+    const receiver = await startWebhookReceiver();
+    try {
+      const created = (
+        await admin(
+          'webhooks',
+          'create',
+          account.id,
+          '--webhook-url',
+          receiver.url,
+          '--events',
+          'proof.created,webhook.test',
+          '--name',
+          'sink',
+        )
+      ).json;
+      assert.match(created.secret, /^whsec_/);
+      assert.deepEqual(created.webhook.events, ['proof.created', 'webhook.test']);
+      assert.equal(created.webhook.name, 'sink');
+      receiver.setSecret(created.secret);
+      const listed = await admin('webhooks', 'list', account.id);
+      assert.deepEqual(
+        listed.json.webhooks.map((w: { webhook: { id: string } }) => w.webhook.id),
+        [created.webhook.id],
+      );
+      assert.ok(!listed.stdout.includes(created.secret), 'the secret is shown once, at creation');
+
+      const { delivery } = (await admin('webhooks', 'test', created.webhook.id)).json;
+      assert.equal(delivery.status, 'succeeded');
+      assert.equal(delivery.eventType, 'webhook.test');
+      const [received] = await receiver.waitFor(1);
+      assert.equal(received!.verifyError, undefined, 'signed with the secret the command printed');
+      assert.equal((received!.verified as { type: string }).type, 'webhook.test');
+    } finally {
+      await receiver.close();
+    }
+
+    const missing = await cli(['admin', 'webhooks', 'create', account.id]);
+    assert.equal(missing.code, 2, 'no SERVICE_ADMIN_KEY is a usage error');
+    const noUrl = await cli(['admin', 'webhooks', 'create', account.id], { env });
+    assert.equal(noUrl.code, 2);
+    assert.match(noUrl.stderr, /needs --webhook-url/);
+    const wrongKey = await cli(['admin', 'accounts', 'list'], { env: { SERVICE_ADMIN_KEY: 'wrong' } });
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /^hashproof: .*\(401 unauthorized\)\n$/);
+  });
+
   test('admin commands create an account, a key (usable at once) and list them', async () => {
     const env = { SERVICE_ADMIN_KEY: ADMIN_KEY };
     const account = JSON.parse(
@@ -298,5 +431,45 @@ describe('reads, administration and errors', () => {
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^Usage: hashproof/);
     }
+  });
+});
+
+describe('hashproof serve', () => {
+  test('--port, --database and --mode set the service up over the environment; SIGTERM stops it cleanly', async () => {
+    const port = await freePort();
+    const database = path.join(work, 'served', 'other.db');
+    // The environment says otherwise: x402 without a payee would not start, so the flags must win.
+    const env = {
+      PATH: process.env.PATH,
+      PORT: '9',
+      DATABASE_URL: `sqlite:${path.join(work, 'not-this.db')}`,
+      PAYMENT_MODE: 'x402',
+    };
+    const args = ['serve', '--port', String(port), '--database', `sqlite:${database}`, '--mode', 'demo'];
+    const child = start(process.execPath, [CLI, ...args], { env });
+    const exited = finished(child);
+    try {
+      const health = await Promise.race([
+        waitForHealth(`http://127.0.0.1:${port}`),
+        exited.then((r) => Promise.reject(new Error(`serve exited ${r.code}: ${r.stderr}`))),
+      ]);
+      assert.equal(health.mode, 'demo');
+      assert.deepEqual(health.database, { engine: 'sqlite', ok: true });
+      assert.ok(existsSync(database), `the database is created at ${database}`);
+      assert.ok(existsSync(path.join(work, 'served', 'keys')), 'the keys sit beside the database');
+      assert.ok(!existsSync(path.join(work, 'not-this.db')));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const stopped = await exited;
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.match(stopped.stdout, /"signal":"SIGTERM".*stopping/);
+
+    // --mode reaches PAYMENT_MODE: x402 without X402_PAY_TO is a configuration error (exit 2).
+    const x402 = await run(process.execPath, [CLI, 'serve', '--port', String(port), '--mode', 'x402'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${database}` },
+    });
+    assert.equal(x402.code, 2);
+    assert.match(x402.stderr, /^hashproof: configuration: X402_PAY_TO: required when PAYMENT_MODE=x402/m);
   });
 });

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -19,6 +18,7 @@ import {
   type OfflineCheck,
   pinKeys,
 } from '../client/client.ts';
+import { stampFiles } from './stamp.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
 
@@ -44,7 +44,8 @@ Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
 label, so running the command again never creates (or pays for) a second proof. A directory is stamped
 file by file (recursively, skipping *.proof.json); - reads standard input. Writes <file>.proof.json
-beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.`,
+beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.
+On a terminal, many files (or one over 64 MiB) show their progress on standard error.`,
   verify: `Usage: hashproof verify <file> [proof.json] [--keys manifest.json] [--online] [--json]
 
 Checks, offline: the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
@@ -135,50 +136,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function stamp(client: HashproofClient, inputs: string[], values: Values): Promise<number> {
-  if (inputs.length === 0) throw new UsageError('stamp needs at least one file, directory or -');
+async function stamp(client: HashproofClient, paths: string[], values: Values): Promise<number> {
+  if (paths.length === 0) throw new UsageError('stamp needs at least one file, directory or -');
   const metadata = parseMetadata(values.metadata ?? []);
   const files: string[] = [];
-  for (const input of inputs) files.push(...(input === '-' ? ['-'] : await listFiles(input)));
+  for (const named of paths) files.push(...(named === '-' ? ['-'] : await listFiles(named)));
   if (values.out && files.length !== 1) throw new UsageError('--out works with a single input');
-  const results = [];
-  for (const file of files) {
-    const contentHash = file === '-' ? await hashStdin() : await hashFile(file, progress(file));
-    const label = values.label ?? (file === '-' ? 'stdin' : path.basename(file));
-    const idempotencyKey =
-      'stamp-' + createHash('sha256').update(`${contentHash}\n${label}`).digest('hex').slice(0, 40);
-    const result = await client.notarize({
-      contentHash,
-      label,
-      idempotencyKey,
-      ...(metadata ? { metadata } : {}),
-    });
-    const pageUrl = client.baseUrl + result.links.proof;
-    const receiptKeyId = result.proof.receipt?.keyId;
-    const receiptKey = receiptKeyId
-      ? (await keysOf(client)).find((k) => k.keyId === receiptKeyId)
-      : undefined;
-    const document = {
-      proof: result.proof,
-      links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
-      service: client.baseUrl,
-      // The public key that signed the receipt, so the file verifies offline. Compare it with the
-      // service's /.well-known/hashproof-keys.json (or a copy you trust) to know it is the service's.
-      keys: receiptKey ? [receiptKey] : [],
-      // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
-      evidence: await client.evidence(result.proof.id),
-    };
-    const outFile = values.out ?? (file === '-' ? undefined : `${file}.proof.json`);
-    if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
-    results.push({
-      file,
-      proofFile: outFile ?? null,
-      idempotentReplay: result.idempotentReplay,
-      proof: result.proof,
-      url: pageUrl,
-    });
-    if (!values.json) print(`${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file}  ${pageUrl}`);
-  }
+  const results = await stampFiles(client, files, {
+    label: values.label,
+    metadata,
+    out: values.out,
+    json: values.json,
+    keys: () => keysOf(client),
+    print,
+  });
   if (values.json) print(JSON.stringify(results.length === 1 ? results[0] : results, null, 2));
   return EXIT.ok;
 }
@@ -206,7 +177,7 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
       'taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
   };
   if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
-  const checks = verifyOffline(proof, await hashFile(file), manifest ?? document.keys ?? [], evidence);
+  const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
   checks.push(keysCheck);
   if (values.online) {
     try {
@@ -317,7 +288,9 @@ async function serve(values: Values): Promise<number> {
   if (values.port) env.PORT = values.port;
   if (values.database) env.DATABASE_URL = values.database;
   if (values.mode) env.PAYMENT_MODE = values.mode;
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, '../main.ts')], {
+  // main.ts beside the sources, main.js in the compiled package.
+  const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
+  const child = spawn(process.execPath, [entry], {
     env,
     stdio: 'inherit',
   });
@@ -365,27 +338,6 @@ async function listFiles(input: string): Promise<string[]> {
     .filter((e) => e.isFile() && !e.name.endsWith('.proof.json'))
     .map((e) => path.join(e.parentPath, e.name))
     .sort();
-}
-
-async function hashStdin(): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of process.stdin) hash.update(chunk as Buffer);
-  return 'sha256:' + hash.digest('hex');
-}
-
-/** A progress line on a terminal for files over 64 MiB; nothing when piped. */
-function progress(file: string): ((bytes: number) => void) | undefined {
-  if (!process.stderr.isTTY) return undefined;
-  let total = 0;
-  let last = 0;
-  void stat(file).then((s) => (total = s.size));
-  return (bytes) => {
-    if (total < 64 * 2 ** 20 || bytes - last < 16 * 2 ** 20) return;
-    last = bytes;
-    process.stderr.write(
-      `\rhashing ${path.basename(file)} ${Math.floor((100 * bytes) / total)}%${bytes >= total ? '\n' : ''}`,
-    );
-  };
 }
 
 function describe(proof: Proof): string {

@@ -1,95 +1,179 @@
-import { test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { createClient, HashproofError, verifyOffline } from './client.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createClient, HashproofError, verifyOffline, type Proof } from './client.ts';
+import {
+  ADMIN_KEY,
+  adminHeaders,
+  api,
+  makeDataDir,
+  sampleHash,
+  startServer,
+  type TestServer,
+} from '../../test/helper.ts';
+import { startFlakyProxy, type FlakyProxy } from '../../test/flaky-proxy.ts';
 
-async function flakyServer(statuses: number[]) {
-  const bodies: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      bodies.push(body);
-      const status = statuses.shift() ?? 200;
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(
-        status === 200
-          ? JSON.stringify({ ok: true, idempotentReplay: false, proof: { id: 'proof_x' } })
-          : JSON.stringify({
-              error: {
-                code: status === 503 ? 'service_unavailable' : 'invalid_request',
-                message: 'no',
-                details: {},
-              },
-            }),
-      );
-    });
+let server: TestServer;
+let proxy: FlakyProxy;
+let work: string;
+before(async () => {
+  server = await startServer({
+    env: { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    bodies,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
-const input = { contentHash: 'sha256:' + 'a'.repeat(64), label: 'x', idempotencyKey: 'retry-1' };
-
-test('a 5xx is retried with the same idempotency key, and the answer returned', async () => {
-  const server = await flakyServer([503, 502]);
-  try {
-    const result = await createClient({ baseUrl: server.url }).notarize(input);
-    assert.equal(result.proof.id, 'proof_x');
-    assert.equal(server.bodies.length, 3);
-    assert.ok(server.bodies.every((b) => JSON.parse(b).idempotencyKey === 'retry-1'));
-  } finally {
-    await server.close();
-  }
+  proxy = await startFlakyProxy(server.baseUrl);
+  work = makeDataDir();
+});
+after(async () => {
+  await proxy.close();
+  await server.close();
+  server.cleanup();
+  rmSync(work, { recursive: true, force: true });
+});
+beforeEach(() => {
+  proxy.requests.length = 0;
+  proxy.failNext();
 });
 
-test('a 4xx is not retried and surfaces the error envelope', async () => {
-  const server = await flakyServer([400]);
-  try {
-    await assert.rejects(createClient({ baseUrl: server.url }).notarize(input), (error: unknown) => {
+const input = () => ({
+  contentHash: sampleHash(0xc11e),
+  label: 'retried',
+  idempotencyKey: `retry-${randomUUID()}`,
+});
+const faults = () => proxy.requests.map((r) => r.fault ?? 'passed');
+const isNetworkError = (error: unknown) => error instanceof HashproofError && error.isNetworkError;
+
+describe('retries', () => {
+  test('notarize is tried again with the same idempotency key after a 503 and a lost answer: one proof', async () => {
+    const client = createClient({ baseUrl: proxy.url });
+    const body = input();
+    proxy.failNext('unavailable', 'lose-answer');
+    const result = await client.notarize(body);
+    assert.deepEqual(faults(), ['unavailable', 'lose-answer', 'passed']);
+    assert.ok(proxy.requests.every((r) => JSON.parse(r.body).idempotencyKey === body.idempotencyKey));
+    assert.equal(result.idempotentReplay, true, 'the proof made for the lost answer is the one returned');
+    const found = await api(server.baseUrl, `/api/proofs/search?idempotencyKey=${body.idempotencyKey}`);
+    assert.deepEqual(
+      found.body.proofs.map((p: Proof) => p.id),
+      [result.proof.id],
+    );
+  });
+
+  test('a network error before the request reached the service, or in the middle of an answer: tried again', async () => {
+    const client = createClient({ baseUrl: proxy.url });
+    proxy.failNext('drop');
+    const result = await client.notarize(input());
+    assert.deepEqual(faults(), ['drop', 'passed']);
+    assert.equal(result.idempotentReplay, false);
+    proxy.failNext('drop', 'break-answer');
+    assert.equal((await client.getProof(result.proof.id)).proof.id, result.proof.id, 'a GET too');
+    assert.deepEqual(faults().slice(2), ['drop', 'break-answer', 'passed']);
+  });
+
+  test('an administrator’s create is sent once: a lost answer or a 503 surfaces, and nothing is made twice', async () => {
+    const client = createClient({ baseUrl: proxy.url, adminKey: ADMIN_KEY });
+    const name = `Once ${randomUUID()}`;
+    proxy.failNext('lose-answer');
+    await assert.rejects(client.admin.createAccount({ name }), isNetworkError);
+    assert.deepEqual(faults(), ['lose-answer']);
+    const listed = await api(server.baseUrl, '/api/accounts', { headers: adminHeaders });
+    const accounts = listed.body.accounts.filter((a: { name: string }) => a.name === name);
+    assert.equal(accounts.length, 1, 'the service made the account once, and the client did not ask again');
+    const accountId = accounts[0].id as string;
+
+    proxy.failNext('unavailable');
+    await assert.rejects(client.admin.createApiKey(accountId), (error: unknown) => {
       assert.ok(error instanceof HashproofError);
-      assert.equal(error.status, 400);
-      assert.equal(error.code, 'invalid_request');
+      assert.equal(error.status, 503);
       return true;
     });
-    assert.equal(server.bodies.length, 1);
-  } finally {
-    await server.close();
-  }
+    proxy.failNext('lose-answer');
+    await assert.rejects(client.admin.createWebhook(accountId, { url: 'http://127.0.0.1:9/hooks' }));
+    assert.deepEqual(faults(), ['lose-answer', 'unavailable', 'lose-answer']);
+    assert.equal((await client.admin.listWebhooks(accountId)).webhooks.length, 1);
+    assert.equal((await client.admin.listApiKeys(accountId)).apiKeys.length, 0);
+
+    // A revoke answers a revoked key unchanged, so it is safe to send again.
+    const { apiKey } = await client.admin.createApiKey(accountId);
+    proxy.failNext('lose-answer');
+    const revoked = await client.admin.revokeApiKey(apiKey.id);
+    assert.equal(revoked.apiKey.status, 'revoked');
+    assert.deepEqual(faults().slice(-2), ['lose-answer', 'passed']);
+  });
+
+  test('a 4xx is not tried again and surfaces the error envelope', async () => {
+    await assert.rejects(
+      createClient({ baseUrl: proxy.url }).notarize({ ...input(), contentHash: 'not a hash' }),
+      (error: unknown) => {
+        assert.ok(error instanceof HashproofError);
+        assert.equal(error.status, 400);
+        assert.equal(error.code, 'invalid_request');
+        return true;
+      },
+    );
+    assert.deepEqual(faults(), ['passed']);
+  });
+
+  test('an unreachable service is a network error after the attempts', async () => {
+    await assert.rejects(
+      createClient({ baseUrl: 'http://127.0.0.1:9', attempts: 2 }).recent(),
+      isNetworkError,
+    );
+  });
 });
 
-test('an unreachable service is a network error after the attempts', async () => {
-  await assert.rejects(
-    createClient({ baseUrl: 'http://127.0.0.1:9', attempts: 2 }).recent(),
-    (error: unknown) => error instanceof HashproofError && error.isNetworkError,
-  );
-});
+describe('verifyOffline', () => {
+  test('takes a file (hashed as a stream) or a hash', async () => {
+    const file = path.join(work, 'contract.pdf');
+    writeFileSync(file, 'signed contract');
+    const contentHash = 'sha256:' + createHash('sha256').update('signed contract').digest('hex');
+    const client = createClient({ baseUrl: server.baseUrl });
+    const { proof } = await client.notarize({ ...input(), contentHash });
+    const statusOf = async (content: Parameters<typeof verifyOffline>[1]) =>
+      (await verifyOffline(proof, content)).find((c) => c.name === 'contentHash')?.status;
 
-test('verifyOffline checks the content hash and the form of the proof', () => {
-  const proof = {
-    id: 'proof_01M81ENN8CHM3NYND1T40S2ZRP',
-    verified: true,
-    timestamp: '2026-11-22T11:01:14.124Z',
-    contentHash: 'sha256:' + 'b'.repeat(64),
-    label: 'x',
-    metadataHash: 'sha256:' + 'c'.repeat(64),
-    metadataKeys: [],
-    signature: 'hmac-sha256:' + 'd'.repeat(64),
-    keyId: 'hmac-0',
-    accountId: null,
-    payment: null,
-    receipt: null,
-  };
-  const status = (checks: ReturnType<typeof verifyOffline>, name: string) =>
-    checks.find((c) => c.name === name)?.status;
-  assert.equal(status(verifyOffline(proof, 'sha256:' + 'B'.repeat(64)), 'contentHash'), 'valid');
-  assert.equal(status(verifyOffline(proof, 'sha256:' + 'e'.repeat(64)), 'contentHash'), 'invalid');
-  assert.equal(status(verifyOffline({ ...proof, id: 'nope' }, proof.contentHash), 'format'), 'invalid');
-  assert.equal(status(verifyOffline(proof, proof.contentHash), 'signature'), 'unavailable');
-  assert.equal(status(verifyOffline(proof, proof.contentHash), 'receipt'), 'unavailable');
+    assert.equal(await statusOf(file), 'valid', 'a path');
+    assert.equal(await statusOf({ path: file }), 'valid');
+    assert.equal(await statusOf(contentHash), 'valid', 'a sha256: hash');
+    assert.equal(await statusOf({ hash: contentHash }), 'valid');
+    assert.equal(await statusOf({ hash: sampleHash(7) }), 'invalid');
+    // A file whose name looks like a hash is named with { path }.
+    const hashNamed = path.join(work, sampleHash(7));
+    writeFileSync(hashNamed, 'signed contract');
+    assert.equal(await statusOf({ path: hashNamed }), 'valid');
+    writeFileSync(file, 'signed contract, amended');
+    assert.equal(await statusOf(file), 'invalid', 'a changed file');
+    await assert.rejects(
+      verifyOffline(proof, path.join(work, 'missing.pdf')),
+      (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+    );
+  });
+
+  test('checks the form of the proof', async () => {
+    const proof = {
+      id: 'proof_01M81ENN8CHM3NYND1T40S2ZRP',
+      verified: true,
+      timestamp: '2026-11-22T11:01:14.124Z',
+      contentHash: 'sha256:' + 'b'.repeat(64),
+      label: 'x',
+      metadataHash: 'sha256:' + 'c'.repeat(64),
+      metadataKeys: [],
+      signature: 'hmac-sha256:' + 'd'.repeat(64),
+      keyId: 'hmac-0',
+      accountId: null,
+      payment: null,
+      receipt: null,
+    };
+    const status = async (checks: ReturnType<typeof verifyOffline>, name: string) =>
+      (await checks).find((c) => c.name === name)?.status;
+    assert.equal(await status(verifyOffline(proof, 'sha256:' + 'B'.repeat(64)), 'contentHash'), 'valid');
+    assert.equal(await status(verifyOffline(proof, 'sha256:' + 'e'.repeat(64)), 'contentHash'), 'invalid');
+    assert.equal(
+      await status(verifyOffline({ ...proof, id: 'nope' }, proof.contentHash), 'format'),
+      'invalid',
+    );
+    assert.equal(await status(verifyOffline(proof, proof.contentHash), 'signature'), 'unavailable');
+    assert.equal(await status(verifyOffline(proof, proof.contentHash), 'receipt'), 'unavailable');
+  });
 });

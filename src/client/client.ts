@@ -116,7 +116,11 @@ export interface ClientOptions {
    * controls of that client apply (known USDC assets only, at most $1 per payment).
    */
   payer?: ClientEvmSigner;
-  /** Attempts for a request that failed on the network or with a 5xx (default 3). */
+  /**
+   * Attempts for a request that failed on the network or with a 5xx (default 3). Only requests safe to
+   * send twice are tried again: GETs, notarize (its idempotency key makes a repeat return the same
+   * proof) and revoke; an administrator's create or a webhook test is tried once.
+   */
   attempts?: number;
 }
 
@@ -183,16 +187,33 @@ export function pinKeys(
 }
 
 /**
- * Checks a proof with nothing but the proof, the content and the service's public keys: the content hash
- * matches, the fields form a well-formed signing message, and the Ed25519 receipt verifies with a key of
- * the manifest that was valid at the proof's time. The HMAC signature can only be checked by the service.
+ * The content a proof is checked against: `{ hash }` (a `sha256:` hash), `{ path }` (a file, hashed as
+ * a stream), or a string, which is a hash when it is `sha256:` and 64 hex digits and a file path
+ * otherwise (name a file that looks like a hash with `{ path }`).
  */
-export function verifyOffline(
+export type Content = string | { hash: string } | { path: string };
+
+const HASH = /^sha256:[0-9a-f]{64}$/i;
+
+async function contentHashOf(content: Content): Promise<string> {
+  if (typeof content === 'string') return HASH.test(content) ? content : hashFile(content);
+  return 'hash' in content ? content.hash : hashFile(content.path);
+}
+
+/**
+ * Checks a proof with nothing but the proof, the content and the service's public keys: the content hash
+ * matches, the fields form a well-formed signing message, the Ed25519 receipt verifies with a key of
+ * the manifest that was valid at the proof's time, and the saved evidence (RFC 3161 token, inclusion in
+ * the log) holds. The HMAC signature can only be checked by the service. Rejects when a file cannot be
+ * read.
+ */
+export async function verifyOffline(
   proof: Proof,
-  contentHash: string,
+  content: Content,
   keys: PublicKeyEntry[] = [],
   evidence: Evidence = {},
-): OfflineCheck[] {
+): Promise<OfflineCheck[]> {
+  const contentHash = await contentHashOf(content);
   const hashMatches = proof.contentHash.toLowerCase() === contentHash.toLowerCase();
   const checks: OfflineCheck[] = [
     {
@@ -317,7 +338,10 @@ function receiptCheck(proof: Proof, keys: PublicKeyEntry[]): OfflineCheck {
   return { name: 'receipt', status: 'valid', message: `the Ed25519 receipt verifies with key ${keyId}` };
 }
 
-/** A typed client of the hashproof HTTP API. Safe retries: a notarize retry reuses its idempotency key. */
+/**
+ * A typed client of the hashproof HTTP API. Safe retries: only idempotent requests are tried again, and
+ * a notarize retry reuses its idempotency key.
+ */
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const payer = options.payer;
@@ -333,15 +357,21 @@ export function createClient(options: ClientOptions) {
     options.fetch ?? (paying ? async (input, init) => (await paying)(input, init) : fetch);
   const attempts = options.attempts ?? 3;
 
+  /**
+   * One request. Only a request that is safe to send twice (`isIdempotent`: a GET, a notarize carrying
+   * its idempotency key, a revoke) is tried again after a network error or a 5xx: a create whose answer
+   * was lost may have been done, and sending it again would do it twice.
+   */
   async function call<T>(
     method: string,
     path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
+    { body, headers = {}, isIdempotent = method === 'GET' }: CallOptions = {},
   ): Promise<T> {
     let lastError: HashproofError | undefined;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
+    for (let attempt = 1; attempt <= (isIdempotent ? attempts : 1); attempt++) {
+      if (attempt > 1) await pause(attempt - 1);
       let response: Response;
+      let text: string;
       try {
         response = await doFetch(base + path, {
           method,
@@ -352,16 +382,16 @@ export function createClient(options: ClientOptions) {
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
+        // The connection can also break while the answer's body arrives.
+        text = await response.text();
       } catch (error) {
         lastError = new HashproofError(
           0,
           'network_error',
           `cannot reach ${base}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
         );
-        await pause(attempt);
         continue;
       }
-      const text = await response.text();
       let parsed: unknown;
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
@@ -380,15 +410,16 @@ export function createClient(options: ClientOptions) {
         envelope?.details ?? {},
       );
       if (response.status < 500) throw lastError;
-      await pause(attempt);
     }
     throw lastError ?? new HashproofError(0, 'network_error', 'no attempt made');
   }
 
   const keyHeaders = (): Record<string, string> =>
     options.apiKey ? { 'x-service-key': options.apiKey } : {};
-  const adminHeaders = (): Record<string, string> =>
-    options.adminKey ? { 'x-service-admin-key': options.adminKey } : {};
+  const admin = (body?: unknown): CallOptions => ({
+    body,
+    headers: options.adminKey ? { 'x-service-admin-key': options.adminKey } : {},
+  });
   const query = (params: object) => {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(params))
@@ -404,7 +435,11 @@ export function createClient(options: ClientOptions) {
   return {
     baseUrl: base,
     notarize: (input: NotarizeInput) =>
-      call<NotarizeResult>('POST', '/api/proof/notarize', input, keyHeaders()),
+      call<NotarizeResult>('POST', '/api/proof/notarize', {
+        body: input,
+        headers: keyHeaders(),
+        isIdempotent: true,
+      }),
     getProof: (proofId: string) =>
       call<{ ok: boolean; proof: Proof; links: NotarizeResult['links'] }>(
         'GET',
@@ -449,46 +484,45 @@ export function createClient(options: ClientOptions) {
     search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),
     verifyOffline,
     admin: {
-      listAccounts: () => call<{ accounts: unknown[] }>('GET', '/api/accounts', undefined, adminHeaders()),
+      listAccounts: () => call<{ accounts: unknown[] }>('GET', '/api/accounts', admin()),
       createAccount: (body: { name?: string; ownerLabel?: string } = {}) =>
-        call<{ account: { id: string } }>('POST', '/api/accounts', body, adminHeaders()),
+        call<{ account: { id: string } }>('POST', '/api/accounts', admin(body)),
       listApiKeys: (accountId: string) =>
-        call<{ apiKeys: unknown[] }>(
-          'GET',
-          `/api/accounts/${id(accountId)}/api-keys`,
-          undefined,
-          adminHeaders(),
-        ),
+        call<{ apiKeys: unknown[] }>('GET', `/api/accounts/${id(accountId)}/api-keys`, admin()),
       createApiKey: (accountId: string, body: { name?: string; scopes?: string[] } = {}) =>
         call<{ apiKey: { id: string }; key: string }>(
           'POST',
           `/api/accounts/${id(accountId)}/api-keys`,
-          body,
-          adminHeaders(),
+          admin(body),
         ),
+      // Revoking a revoked key answers it unchanged, so a revoke is safe to send again.
       revokeApiKey: (keyId: string) =>
-        call<{ apiKey: unknown }>('POST', `/api/api-keys/${id(keyId)}/revoke`, {}, adminHeaders()),
+        call<{ apiKey: { id: string; status: string } }>('POST', `/api/api-keys/${id(keyId)}/revoke`, {
+          ...admin({}),
+          isIdempotent: true,
+        }),
       listWebhooks: (accountId: string) =>
-        call<{ webhooks: unknown[] }>(
-          'GET',
-          `/api/accounts/${id(accountId)}/webhooks`,
-          undefined,
-          adminHeaders(),
-        ),
+        call<{ webhooks: unknown[] }>('GET', `/api/accounts/${id(accountId)}/webhooks`, admin()),
       createWebhook: (accountId: string, body: { url: string; name?: string; events?: string[] }) =>
         call<{ webhook: { id: string }; secret: string }>(
           'POST',
           `/api/accounts/${id(accountId)}/webhooks`,
-          body,
-          adminHeaders(),
+          admin(body),
         ),
       testWebhook: (webhookId: string) =>
-        call<{ delivery: unknown }>('POST', `/api/webhooks/${id(webhookId)}/test`, {}, adminHeaders()),
+        call<{ delivery: unknown }>('POST', `/api/webhooks/${id(webhookId)}/test`, admin({})),
     },
   };
 }
 
 export type HashproofClient = ReturnType<typeof createClient>;
+
+interface CallOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Safe to send twice; by default only a GET is. */
+  isIdempotent?: boolean;
+}
 
 function pause(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (attempt - 1)));

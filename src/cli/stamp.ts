@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { hashFile, type HashproofClient, type ManifestKey, type Proof } from '../client/client.ts';
+import { stampProgress, type StampInput } from './progress.ts';
+
+export interface StampOptions {
+  label?: string;
+  metadata?: Record<string, string>;
+  /** Where the single file's proof document goes, instead of `<file>.proof.json`. */
+  out?: string;
+  /** Print nothing per file (the caller prints the results as JSON). */
+  json?: boolean;
+  /** The service's key manifest, fetched once. */
+  keys: () => Promise<ManifestKey[]>;
+  print: (line: string) => void;
+}
+
+export interface StampResult {
+  file: string;
+  proofFile: string | null;
+  idempotentReplay: boolean;
+  proof: Proof;
+  url: string;
+}
+
+/**
+ * Stamps each file (`-` is standard input): hashes it as a stream, creates its proof with an
+ * idempotency key derived from the hash and the label (a re-run returns the proof already made and
+ * never pays twice), and writes the proof document with its offline evidence beside the file.
+ */
+export async function stampFiles(
+  client: HashproofClient,
+  files: string[],
+  options: StampOptions,
+): Promise<StampResult[]> {
+  const inputs: StampInput[] = await Promise.all(
+    files.map(async (file) => ({ file, sizeBytes: file === '-' ? undefined : (await stat(file)).size })),
+  );
+  const progress = stampProgress(inputs, process.stderr, options.print);
+  const results: StampResult[] = [];
+  // The progress line goes away before any error is told.
+  try {
+    for (const input of inputs) {
+      const { file } = input;
+      const onBytes = progress.hashing(input);
+      const contentHash = file === '-' ? await hashStdin(onBytes) : await hashFile(file, onBytes);
+      progress.stamping(input);
+      const label = options.label ?? (file === '-' ? 'stdin' : path.basename(file));
+      const idempotencyKey =
+        'stamp-' + createHash('sha256').update(`${contentHash}\n${label}`).digest('hex').slice(0, 40);
+      const result = await client.notarize({
+        contentHash,
+        label,
+        idempotencyKey,
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+      });
+      const pageUrl = client.baseUrl + result.links.proof;
+      const receiptKeyId = result.proof.receipt?.keyId;
+      const receiptKey = receiptKeyId
+        ? (await options.keys()).find((k) => k.keyId === receiptKeyId)
+        : undefined;
+      const document = {
+        proof: result.proof,
+        links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
+        service: client.baseUrl,
+        // The public key that signed the receipt, so the file verifies offline. Compare it with the
+        // service's /.well-known/hashproof-keys.json (or a copy you trust) to know it is the service's.
+        keys: receiptKey ? [receiptKey] : [],
+        // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
+        evidence: await client.evidence(result.proof.id),
+      };
+      const outFile = options.out ?? (file === '-' ? undefined : `${file}.proof.json`);
+      if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
+      results.push({
+        file,
+        proofFile: outFile ?? null,
+        idempotentReplay: result.idempotentReplay,
+        proof: result.proof,
+        url: pageUrl,
+      });
+      progress.done(
+        input,
+        options.json
+          ? undefined
+          : `${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file}  ${pageUrl}`,
+      );
+    }
+  } finally {
+    progress.end();
+  }
+  return results;
+}
+
+async function hashStdin(onProgress: (bytes: number) => void): Promise<string> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    hash.update(chunk as Buffer);
+    onProgress((bytes += (chunk as Buffer).length));
+  }
+  return 'sha256:' + hash.digest('hex');
+}
