@@ -235,12 +235,18 @@ export class ProofsService {
     const known = this.#sequenced.get(id);
     if (known !== undefined) return known;
     const row = await store.findById(this.#deps.db, id);
-    if (row === undefined) return undefined;
+    return row === undefined ? undefined : this.#remembered(row);
+  }
+
+  /** The proof of a row just read; kept once the row is in the log, reused when already kept. */
+  #remembered(row: ProofRow): { row: ProofRow; proof: Proof } {
+    const known = this.#sequenced.get(row.id);
+    if (known !== undefined) return known;
     const found = { row, proof: deepFreeze(this.#toProof(row)) };
     if (row.leaf_index !== null && row.leaf_index !== undefined) {
       if (this.#sequenced.size >= PROOF_CACHE_SIZE)
         this.#sequenced.delete(this.#sequenced.keys().next().value as string);
-      this.#sequenced.set(id, found);
+      this.#sequenced.set(row.id, found);
     }
     return found;
   }
@@ -291,7 +297,7 @@ export class ProofsService {
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      proofs: page.map((row) => ({ ...this.#toProof(row), signature: REDACTED })),
+      proofs: page.map((row) => ({ ...this.#remembered(row).proof, signature: REDACTED })),
       nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
   }
