@@ -7,7 +7,7 @@ import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
 import { ADMIN_PREFIXES } from './http/admin-paths.ts';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
@@ -50,6 +50,10 @@ export interface BuildAppOptions {
 /** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const securityHeaders = computeSecurityHeaders({
+    contentSecurityPolicy: contentSecurityPolicy(config.publicBaseUrl.startsWith('https:')),
+    frameguard: { action: 'deny' },
+  });
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -62,19 +66,22 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    requestTimeout: 30_000,
+    // Node's server enforces the timeout only when it gets it at construction (Fastify's requestTimeout
+    // is set afterwards), and looks for late requests every 30 s by default: four times per timeout here.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.ceil(Math.min(config.requestTimeoutMs, 30_000) / 4),
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: frameworkErrorHandler(securityHeaders),
+    clientErrorHandler: clientErrorHandler(securityHeaders),
     ajv: { customOptions: { strict: false } },
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
-  const securityHeaders = computeSecurityHeaders({
-    contentSecurityPolicy: contentSecurityPolicy(config.publicBaseUrl.startsWith('https:')),
-    frameguard: { action: 'deny' },
-  });
   app.addHook('onRequest', async (request, reply) => {
     void reply.headers(securityHeaders);
     void reply.header('X-Request-Id', request.id);
