@@ -11,6 +11,7 @@ import {
   type TestServer,
 } from '../../test/helper.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { createWebhookSender } from './webhook-sender.ts';
 
 const ENV = { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const FAST = { webhookRetryScheduleMs: [100, 200, 400], webhookPollIntervalMs: 50 };
@@ -150,6 +151,44 @@ describe('webhooks', () => {
       assert.equal(byAttempt[0].responseExcerpt, 'failure from the receiver');
     } finally {
       await receiver.close();
+    }
+  });
+
+  test('a redirect is a failed attempt; its target is never contacted, on any retry', async () => {
+    receiver = await startWebhookReceiver();
+    // Where the redirects point: a loopback address, which the sender must not reach on a receiver's say-so.
+    const target = await startWebhookReceiver();
+    try {
+      const { admin, account, key } = await setUp(server, receiver);
+      const headers = { location: `${target.url}?via=redirect` };
+      receiver.respondWith([301, 302, 307, 308].map((status) => ({ status, headers })));
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      await receiver.waitFor(4);
+      let deliveries: any[] = [];
+      await waitUntil(async () => {
+        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
+        return deliveries.length === 4;
+      });
+      const byAttempt = [...deliveries].sort((a, b) => a.attempt - b.attempt);
+      assert.deepEqual(
+        byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
+        [
+          [1, 'failed', 301, 'http_301'],
+          [2, 'failed', 302, 'http_302'],
+          [3, 'failed', 307, 'http_307'],
+          [4, 'failed', 308, 'http_308'],
+        ],
+      );
+      assert.equal(byAttempt[3].nextAttemptAt, null, 'the last scheduled attempt failed: no more');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.received.length, 4);
+      assert.equal(target.received.length, 0, 'the redirect target got no request');
+    } finally {
+      await receiver.close();
+      await target.close();
     }
   });
 
@@ -350,6 +389,51 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
       assert.equal(deliveries[0].status, 'failed');
       assert.equal(deliveries[0].error, 'blocked_address');
       assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a host name that resolves to a private address at delivery time is refused (DNS rebinding)', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const admin = (path: string, body: unknown) =>
+        api(server.baseUrl, path, { body, headers: adminHeaders });
+      const account = (await admin('/api/accounts', {})).body.account;
+      const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
+      const created = await admin(`/api/accounts/${account.id}/webhooks`, {
+        url: 'https://93.184.215.14/hook',
+      });
+      assert.equal(created.status, 201, created.text);
+      // The name was public when registered and resolves to loopback now: localhost, resolved for real.
+      const rebound = receiver.url.replace('127.0.0.1', 'localhost');
+      await server.ctx.database.db
+        .updateTable('webhooks')
+        .set({ url: rebound })
+        .where('id', '=', created.body.webhook.id)
+        .execute();
+      // Without the check, that name does reach the receiver: the refusal below is the check's doing.
+      const unchecked = createWebhookSender({ timeoutMs: 2000, allowPrivate: true });
+      const reached = await unchecked({ url: rebound, headers: {}, body: '{}' });
+      assert.equal(reached.responseStatus, 200);
+      assert.equal(receiver.received.length, 1);
+
+      const res = await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      assert.equal(res.status, 200);
+      let deliveries: any[] = [];
+      await waitUntil(async () => {
+        deliveries = (
+          await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, { headers: adminHeaders })
+        ).body.webhooks[0].recentDeliveries;
+        return deliveries.length > 0;
+      });
+      assert.equal(deliveries[0].status, 'failed');
+      assert.equal(deliveries[0].responseStatus, null);
+      assert.equal(deliveries[0].error, 'blocked_address');
+      assert.equal(receiver.received.length, 1, 'the service sent it nothing');
     } finally {
       await receiver.close();
     }
