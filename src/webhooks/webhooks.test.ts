@@ -357,37 +357,43 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
     }
   });
 
+  /**
+   * Registers a webhook at a public address, then points its stored URL at `url` (what the DNS of a
+   * registered name may do later), creates a proof, and returns the first delivery attempt recorded.
+   */
+  async function deliverAfterRebinding(url: string): Promise<any> {
+    const admin = (path: string, body?: unknown) =>
+      api(server.baseUrl, path, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
+    const account = (await admin('/api/accounts', {})).body.account;
+    const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
+    const created = await admin(`/api/accounts/${account.id}/webhooks`, {
+      url: 'https://93.184.215.14/hook',
+    });
+    assert.equal(created.status, 201, created.text);
+    await server.ctx.database.db
+      .updateTable('webhooks')
+      .set({ url })
+      .where('id', '=', created.body.webhook.id)
+      .execute();
+    const res = await api(server.baseUrl, '/api/proof/notarize', {
+      body: notarizeBody(),
+      headers: { 'x-service-key': key },
+    });
+    assert.equal(res.status, 200);
+    let deliveries: any[] = [];
+    await waitUntil(async () => {
+      deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
+      return deliveries.length > 0;
+    });
+    return deliveries[0];
+  }
+
   test('the address is checked again at delivery time: a target that turned private gets nothing', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const admin = (path: string, body: unknown) =>
-        api(server.baseUrl, path, { body, headers: adminHeaders });
-      const account = (await admin('/api/accounts', {})).body.account;
-      const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
-      const created = await admin(`/api/accounts/${account.id}/webhooks`, {
-        url: 'https://93.184.215.14/hook',
-      });
-      assert.equal(created.status, 201, created.text);
-      // As if its DNS name now resolved to loopback (DNS rebinding): point the stored URL at our receiver.
-      await server.ctx.database.db
-        .updateTable('webhooks')
-        .set({ url: receiver.url })
-        .where('id', '=', created.body.webhook.id)
-        .execute();
-      const res = await api(server.baseUrl, '/api/proof/notarize', {
-        body: notarizeBody(),
-        headers: { 'x-service-key': key },
-      });
-      assert.equal(res.status, 200);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (
-          await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, { headers: adminHeaders })
-        ).body.webhooks[0].recentDeliveries;
-        return deliveries.length > 0;
-      });
-      assert.equal(deliveries[0].status, 'failed');
-      assert.equal(deliveries[0].error, 'blocked_address');
+      const delivery = await deliverAfterRebinding(receiver.url);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.error, 'blocked_address');
       assert.equal(receiver.received.length, 0);
     } finally {
       await receiver.close();
@@ -397,42 +403,18 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
   test('a host name that resolves to a private address at delivery time is refused (DNS rebinding)', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const admin = (path: string, body: unknown) =>
-        api(server.baseUrl, path, { body, headers: adminHeaders });
-      const account = (await admin('/api/accounts', {})).body.account;
-      const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
-      const created = await admin(`/api/accounts/${account.id}/webhooks`, {
-        url: 'https://93.184.215.14/hook',
-      });
-      assert.equal(created.status, 201, created.text);
-      // The name was public when registered and resolves to loopback now: localhost, resolved for real.
+      // localhost, resolved for real at each attempt, as a name that turned private would be.
       const rebound = receiver.url.replace('127.0.0.1', 'localhost');
-      await server.ctx.database.db
-        .updateTable('webhooks')
-        .set({ url: rebound })
-        .where('id', '=', created.body.webhook.id)
-        .execute();
       // Without the check, that name does reach the receiver: the refusal below is the check's doing.
       const unchecked = createWebhookSender({ timeoutMs: 2000, allowPrivate: true });
       const reached = await unchecked({ url: rebound, headers: {}, body: '{}' });
       assert.equal(reached.responseStatus, 200);
       assert.equal(receiver.received.length, 1);
 
-      const res = await api(server.baseUrl, '/api/proof/notarize', {
-        body: notarizeBody(),
-        headers: { 'x-service-key': key },
-      });
-      assert.equal(res.status, 200);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (
-          await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, { headers: adminHeaders })
-        ).body.webhooks[0].recentDeliveries;
-        return deliveries.length > 0;
-      });
-      assert.equal(deliveries[0].status, 'failed');
-      assert.equal(deliveries[0].responseStatus, null);
-      assert.equal(deliveries[0].error, 'blocked_address');
+      const delivery = await deliverAfterRebinding(rebound);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.responseStatus, null);
+      assert.equal(delivery.error, 'blocked_address');
       assert.equal(receiver.received.length, 1, 'the service sent it nothing');
     } finally {
       await receiver.close();
