@@ -78,6 +78,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     clientErrorHandler: clientErrorHandler(securityHeaders),
     ajv: { customOptions: { strict: false } },
   });
+  // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 §10.1.1 lets a
+  // server ignore it instead, so such a request is served like any other (errors in the envelope).
+  app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.

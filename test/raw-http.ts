@@ -82,3 +82,38 @@ function dechunk(payload: string): string {
   }
   return out;
 }
+
+/**
+ * The bytes of one request for `rawRequest`, ending with `Connection: close`: the body split into
+ * `pieces` parts (sent `pauseMs` apart), framed by Content-Length or, with `chunked`, as chunks.
+ */
+export function requestParts(
+  method: string,
+  target: string,
+  options: { headers?: [string, string | Buffer][]; body?: Buffer; pieces?: number; chunked?: boolean } = {},
+): Buffer[] {
+  const body = options.body ?? Buffer.alloc(0);
+  const lines = [Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n`, 'latin1')];
+  for (const [name, value] of options.headers ?? []) {
+    lines.push(Buffer.from(`${name}: `, 'latin1'), Buffer.from(value), Buffer.from('\r\n'));
+  }
+  const framing = options.chunked
+    ? 'Transfer-Encoding: chunked\r\n'
+    : body.length > 0
+      ? `Content-Length: ${body.length}\r\n`
+      : '';
+  lines.push(Buffer.from(`${framing}Connection: close\r\n\r\n`, 'latin1'));
+  const pieces = Math.max(1, Math.min(options.pieces ?? 1, body.length));
+  const size = Math.ceil(body.length / pieces);
+  const parts: Buffer[] = [Buffer.concat(lines)];
+  for (let at = 0; at < body.length; at += size) {
+    const piece = body.subarray(at, at + size);
+    parts.push(
+      options.chunked
+        ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+        : piece,
+    );
+  }
+  if (options.chunked) parts.push(Buffer.from('0\r\n\r\n'));
+  return parts;
+}
