@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
+import { AppError } from './errors.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
@@ -54,6 +55,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     contentSecurityPolicy: contentSecurityPolicy(config.publicBaseUrl.startsWith('https:')),
     frameguard: { action: 'deny' },
   });
+  let isClosing = false;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -74,6 +76,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       connectionsCheckingInterval: Math.ceil(Math.min(config.requestTimeoutMs, 30_000) / 4),
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: false, // answered by the hook below, in the envelope
     frameworkErrors: frameworkErrorHandler(securityHeaders),
     clientErrorHandler: clientErrorHandler(securityHeaders),
     ajv: { customOptions: { strict: false } },
@@ -88,6 +91,16 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.addHook('onRequest', async (request, reply) => {
     void reply.headers(securityHeaders);
     void reply.header('X-Request-Id', request.id);
+    // A request that arrives on an open connection while the server drains: 503 in the envelope (Fastify's
+    // own 503 has neither the envelope nor Retry-After), so the client retries on another instance.
+    if (isClosing) {
+      throw new AppError(
+        'service_unavailable',
+        'The service is stopping; retry shortly',
+        {},
+        { 'Retry-After': '1' },
+      );
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -103,7 +116,6 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerErrorHandling(app);
   // While stopping, answers in flight close their connection, so keep-alive sockets do not hold the
   // process open until their idle timeout.
-  let isClosing = false;
   app.addHook('preClose', async () => {
     isClosing = true;
   });
