@@ -39,6 +39,17 @@ const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000) => {
   }
 };
 
+/** The attempts recorded for the account's first webhook, once there are `count`, in attempt order. */
+async function recordedAttempts(baseUrl: string, accountId: string, count: number): Promise<any[]> {
+  let deliveries: any[] = [];
+  await waitUntil(async () => {
+    const list = await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders });
+    deliveries = list.body.webhooks[0].recentDeliveries;
+    return deliveries.length >= count;
+  });
+  return [...deliveries].sort((a, b) => a.attempt - b.attempt);
+}
+
 describe('webhooks', () => {
   let server: TestServer;
   let receiver: WebhookReceiver;
@@ -120,7 +131,7 @@ describe('webhooks', () => {
   test('a receiver that answers 500 twice then 200 gets three recorded attempts and one success', async () => {
     receiver = await startWebhookReceiver();
     try {
-      const { admin, account, key } = await setUp(server, receiver);
+      const { account, key } = await setUp(server, receiver);
       receiver.respondWith([500, 500]);
       await api(server.baseUrl, '/api/proof/notarize', {
         body: notarizeBody(),
@@ -133,12 +144,7 @@ describe('webhooks', () => {
         'the same event id on every retry',
       );
       assert.ok(received.every((r) => r.verifyError === undefined));
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-        return deliveries.length === 3;
-      });
-      const byAttempt = [...deliveries].sort((a, b) => a.attempt - b.attempt);
+      const byAttempt = await recordedAttempts(server.baseUrl, account.id, 3);
       assert.deepEqual(
         byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
         [
@@ -159,7 +165,7 @@ describe('webhooks', () => {
     // Where the redirects point: a loopback address, which the sender must not reach on a receiver's say-so.
     const target = await startWebhookReceiver();
     try {
-      const { admin, account, key } = await setUp(server, receiver);
+      const { account, key } = await setUp(server, receiver);
       const headers = { location: `${target.url}?via=redirect` };
       receiver.respondWith([301, 302, 307, 308].map((status) => ({ status, headers })));
       await api(server.baseUrl, '/api/proof/notarize', {
@@ -167,12 +173,7 @@ describe('webhooks', () => {
         headers: { 'x-service-key': key },
       });
       await receiver.waitFor(4);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-        return deliveries.length === 4;
-      });
-      const byAttempt = [...deliveries].sort((a, b) => a.attempt - b.attempt);
+      const byAttempt = await recordedAttempts(server.baseUrl, account.id, 4);
       assert.deepEqual(
         byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
         [
@@ -246,11 +247,7 @@ describe('webhooks', () => {
         headers: { 'x-service-key': key },
       });
       await receiver.waitFor(4);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-        return deliveries.length === 4;
-      });
+      const deliveries = await recordedAttempts(server.baseUrl, account.id, 4);
       await new Promise((resolve) => setTimeout(resolve, 600));
       assert.equal(receiver.received.length, 4, '1 attempt + 3 retries, then no more');
       assert.deepEqual(deliveries.map((d) => d.nextAttemptAt === null).sort(), [false, false, false, true]);
@@ -362,8 +359,7 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
    * registered name may do later), creates a proof, and returns the first delivery attempt recorded.
    */
   async function deliverAfterRebinding(url: string): Promise<any> {
-    const admin = (path: string, body?: unknown) =>
-      api(server.baseUrl, path, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
+    const admin = (path: string, body: unknown) => api(server.baseUrl, path, { body, headers: adminHeaders });
     const account = (await admin('/api/accounts', {})).body.account;
     const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
     const created = await admin(`/api/accounts/${account.id}/webhooks`, {
@@ -380,12 +376,7 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
       headers: { 'x-service-key': key },
     });
     assert.equal(res.status, 200);
-    let deliveries: any[] = [];
-    await waitUntil(async () => {
-      deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-      return deliveries.length > 0;
-    });
-    return deliveries[0];
+    return (await recordedAttempts(server.baseUrl, account.id, 1))[0];
   }
 
   test('the address is checked again at delivery time: a target that turned private gets nothing', async () => {
