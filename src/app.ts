@@ -3,11 +3,12 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
+import { AppError } from './errors.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
 import { ADMIN_PREFIXES } from './http/admin-paths.ts';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
@@ -50,6 +51,11 @@ export interface BuildAppOptions {
 /** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const securityHeaders = computeSecurityHeaders({
+    contentSecurityPolicy: contentSecurityPolicy(config.publicBaseUrl.startsWith('https:')),
+    frameguard: { action: 'deny' },
+  });
+  let isClosing = false;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -62,22 +68,39 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     trustProxy: config.trustProxy ?? false,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    requestTimeout: 30_000,
+    // Node's server enforces the timeout only when it gets it at construction (Fastify's requestTimeout
+    // is set afterwards), and looks for late requests every 30 s by default: four times per timeout here.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.ceil(Math.min(config.requestTimeoutMs, 30_000) / 4),
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    frameworkErrors: frameworkErrorHandler,
+    return503OnClosing: false, // answered by the hook below, in the envelope
+    frameworkErrors: frameworkErrorHandler(securityHeaders),
+    clientErrorHandler: clientErrorHandler(securityHeaders),
     ajv: { customOptions: { strict: false } },
   });
+  // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 §10.1.1 lets a
+  // server ignore it instead, so such a request is served like any other (errors in the envelope).
+  app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
-  const securityHeaders = computeSecurityHeaders({
-    contentSecurityPolicy: contentSecurityPolicy(config.publicBaseUrl.startsWith('https:')),
-    frameguard: { action: 'deny' },
-  });
   app.addHook('onRequest', async (request, reply) => {
     void reply.headers(securityHeaders);
     void reply.header('X-Request-Id', request.id);
+    // A request that arrives on an open connection while the server drains: 503 in the envelope (Fastify's
+    // own 503 has neither the envelope nor Retry-After), so the client retries on another instance.
+    if (isClosing) {
+      throw new AppError(
+        'service_unavailable',
+        'The service is stopping; retry shortly',
+        {},
+        { 'Retry-After': '1' },
+      );
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -93,7 +116,6 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerErrorHandling(app);
   // While stopping, answers in flight close their connection, so keep-alive sockets do not hold the
   // process open until their idle timeout.
-  let isClosing = false;
   app.addHook('preClose', async () => {
     isClosing = true;
   });

@@ -21,6 +21,7 @@ test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080',
   assert.equal(config.paymentMode, 'demo');
   assert.equal(config.publicBaseUrl, 'http://127.0.0.1:8080');
   assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60000 });
+  assert.equal(config.requestTimeoutMs, 30_000);
   assert.equal(config.signingKeysDir, path.resolve('data/keys'));
   assert.equal(config.adminKey, undefined);
   assert.equal(config.webhookAllowPrivateUrls, false);
@@ -37,8 +38,10 @@ test('variables are read as documented', () => {
     SIGNING_KEYS_DIR: '/tmp/keys',
     TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    REQUEST_TIMEOUT_MS: '2500',
   });
   assert.equal(config.port, 9000);
+  assert.equal(config.requestTimeoutMs, 2500);
   assert.deepEqual(config.database, { engine: 'sqlite', path: '/tmp/x/db.sqlite' });
   assert.equal(config.publicBaseUrl, 'https://proofs.example.com');
   assert.equal(config.rateLimit.max, 0);
@@ -60,6 +63,7 @@ test('each bad variable gets one line naming it', () => {
     [{ PAYMENT_MODE: 'free' }, 'PAYMENT_MODE:'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX:'],
     [{ RATE_LIMIT_WINDOW_MS: '0' }, 'RATE_LIMIT_WINDOW_MS:'],
+    [{ REQUEST_TIMEOUT_MS: '50' }, 'REQUEST_TIMEOUT_MS:'],
     [{ TRUST_PROXY: '2' }, 'TRUST_PROXY:'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL:'],
     [{ WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_URLS:'],

@@ -33,6 +33,8 @@ export interface Config {
   paymentMode: PaymentMode;
   x402: X402Config | undefined;
   rateLimit: { max: number; windowMs: number };
+  /** How long a client may take to send a whole request (headers and body) before it is cut off with 408. */
+  requestTimeoutMs: number;
   signingKeysDir: string;
   webhookAllowPrivateUrls: boolean;
   trustProxy: string[] | undefined;
@@ -187,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       max: integer('RATE_LIMIT_MAX', 60, 0, 1_000_000),
       windowMs: integer('RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     },
+    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     signingKeysDir: path.resolve(read('SIGNING_KEYS_DIR') ?? path.join(dataDir, 'keys')),
     webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS'),
     trustProxy,

@@ -3,14 +3,43 @@ import assert from 'node:assert/strict';
 import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
 import { ADMIN_KEY, adminHeaders, api, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { verifyConsistency } from './core/merkle.ts';
+import {
+  openNote,
+  parseCheckpoint,
+  parseVerifierKey,
+  type Checkpoint,
+  type NoteVerifier,
+} from './core/signed-note.ts';
 
 /** Kills per run: a few in the test suite, 20 for the long run (CRASH_KILLS=20 npm test). */
 const KILLS = Number(process.env.CRASH_KILLS ?? 3);
 
+/** The latest checkpoint, its signature checked; undefined before the log has signed one. */
+async function latestCheckpoint(baseUrl: string, verifier: NoteVerifier): Promise<Checkpoint | undefined> {
+  const res = await api(baseUrl, '/log/checkpoint');
+  if (res.status === 404) return undefined;
+  assert.equal(res.status, 200, res.text);
+  return parseCheckpoint(openNote(res.text, verifier));
+}
+
+/** The log at `newer` extends the log at `older`: RFC 9162 consistency proof, fetched and verified. */
+async function assertConsistent(baseUrl: string, older: Checkpoint, newer: Checkpoint): Promise<void> {
+  assert.ok(newer.size >= older.size, `the log shrank from ${older.size} to ${newer.size}`);
+  if (older.size === 0) return;
+  const res = await api(baseUrl, `/api/log/consistency?from=${older.size}&to=${newer.size}`);
+  assert.equal(res.status, 200, res.text);
+  const hashes = (res.body.hashes as string[]).map((h) => Buffer.from(h, 'base64'));
+  assert.ok(
+    verifyConsistency(older.size, newer.size, older.rootHash, newer.rootHash, hashes),
+    `the tree of ${newer.size} does not extend the tree of ${older.size} signed before a kill`,
+  );
+}
+
 test(
   `SIGKILL at random moments (${KILLS} times) loses no acknowledged proof and no event`,
   { timeout: 240_000 },
-  async () => {
+  async (t) => {
     const dataDir = makeDataDir();
     const receiver = await startWebhookReceiver();
     const env = {
@@ -31,6 +60,13 @@ test(
       headers: adminHeaders,
     });
     receiver.setSecret(hook.body.secret);
+    const keys = (await api(instance.baseUrl, '/.well-known/hashproof-keys.json')).body.keys as {
+      use: string;
+      verifierKey?: string;
+    }[];
+    const verifier = parseVerifierKey(keys.find((k) => k.use === 'log')?.verifierKey ?? '');
+    /** The checkpoint each killed instance last published. */
+    const seenBeforeKills: Checkpoint[] = [];
 
     const acknowledged = new Map<string, string>(); // idempotencyKey → proof id
     const keysSent: string[] = [];
@@ -75,10 +111,18 @@ test(
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 400));
+        const seen = await latestCheckpoint(instance.baseUrl, verifier);
         await instance.stop('SIGKILL');
         isRunning = false;
         await Promise.all(workers);
         instance = await startInstance(env);
+        // The restarted log carries on from the last tree the killed one signed: no fork, no loss.
+        if (seen !== undefined) {
+          seenBeforeKills.push(seen);
+          const after = await latestCheckpoint(instance.baseUrl, verifier);
+          assert.ok(after, 'the restarted log publishes a checkpoint');
+          await assertConsistent(instance.baseUrl, seen, after);
+        }
       }
 
       // Every acknowledged proof is there and verifies; no key maps to two proofs.
@@ -108,6 +152,15 @@ test(
         }
       }
 
+      // Every checkpoint signed before a kill is a prefix of the final tree, which holds every proof.
+      const final = await latestCheckpoint(instance.baseUrl, verifier);
+      assert.ok(final && final.size >= acknowledged.size, `final tree of ${final?.size}`);
+      assert.ok(
+        seenBeforeKills.length >= KILLS - 1,
+        `${seenBeforeKills.length} checkpoints seen before kills`,
+      );
+      for (const seen of seenBeforeKills) await assertConsistent(instance.baseUrl, seen, final);
+
       // Every acknowledged proof's event reaches the receiver, once the last instance has delivered them.
       const expected = new Set(acknowledged.values());
       // A delivery claimed by a killed instance is free again once its 20 s claim expires.
@@ -123,6 +176,10 @@ test(
       }
       const missing = [...expected].filter((id) => !delivered().has(id));
       assert.deepEqual(missing, [], 'every acknowledged proof has its proof.created event delivered');
+      t.diagnostic(
+        `${KILLS} kills, ${acknowledged.size} acknowledged proofs, ${keysSent.length} idempotency keys, ` +
+          `${seenBeforeKills.length} checkpoints checked against the restarted log, final tree ${final.size}`,
+      );
     } finally {
       await instance.stop('SIGKILL');
       await receiver.close();

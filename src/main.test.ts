@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import path from 'node:path';
 import { freePort, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
 
@@ -31,7 +32,43 @@ async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void
   throw new Error('the service did not become healthy');
 }
 
-test('SIGTERM finishes in-flight requests, then exits 0; the proofs are on disk', async () => {
+interface DeferredPost {
+  /** Settles when the server has taken the request: its 100 Continue arrived. */
+  accepted: Promise<void>;
+  /** Sends the body. */
+  send(): void;
+  /** The answer, or the socket error that ended the exchange instead. */
+  answer: Promise<{ status: number; body: string } | { error: string }>;
+}
+
+/** A POST that sends its headers at once (Expect: 100-continue) and its body only when told to. */
+function deferredPost(url: string, body: string): DeferredPost {
+  let accept = () => {};
+  const accepted = new Promise<void>((resolve) => (accept = resolve));
+  const req = request(url, {
+    method: 'POST',
+    agent: false,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      expect: '100-continue',
+    },
+  });
+  req.on('continue', accept);
+  const answer = new Promise<{ status: number; body: string } | { error: string }>((resolve) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+  });
+  req.flushHeaders();
+  return { accepted, send: () => req.end(body), answer };
+}
+
+test('SIGTERM answers every request it had accepted, then exits 0; the proofs are on disk', async (t) => {
   const dataDir = makeDataDir();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -43,24 +80,55 @@ test('SIGTERM finishes in-flight requests, then exits 0; the proofs are on disk'
   };
   const { child, output } = start(env);
   await waitForHealth(baseUrl, child);
-  const inFlight = Array.from({ length: 20 }, () =>
+  // Requests the server has taken (headers read, 100 Continue sent) whose bodies come only once it stops.
+  const accepted = Array.from({ length: 10 }, () =>
+    deferredPost(`${baseUrl}/api/proof/notarize`, JSON.stringify(notarizeBody())),
+  );
+  await Promise.all(accepted.map((post) => post.accepted));
+  // Requests racing the signal: the server may take them or not.
+  const racing = Array.from({ length: 20 }, () =>
     fetch(`${baseUrl}/api/proof/notarize`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(notarizeBody()),
     }).then(
-      async (r) => ({ status: r.status, body: (await r.json()) as { proof: { id: string } } }),
-      // A request the stopping server never accepted fails at the socket: it was not acknowledged.
-      () => ({ status: 0, body: { proof: { id: '' } } }),
+      async (r) => ({ status: r.status, body: await r.text() }),
+      // One the stopping server never accepted fails at the socket: it was not acknowledged.
+      () => ({ status: 0, body: '' }),
     ),
   );
   await new Promise((resolve) => setTimeout(resolve, 5));
   child.kill('SIGTERM');
+  for (let i = 0; !output().includes('stopping: finishing in-flight requests'); i++) {
+    assert.ok(i < 200, `the service did not start stopping:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.equal(child.exitCode, null, 'it waits for the requests it accepted');
+  for (const post of accepted) post.send();
+  const drained = await Promise.all(accepted.map((post) => post.answer));
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 0, output());
-  const settled = await Promise.allSettled(inFlight);
-  const acknowledged = settled.flatMap((r) =>
-    r.status === 'fulfilled' && r.value.status === 200 ? [r.value.body.proof.id] : [],
+  // Every request accepted before the signal was answered during the drain: none was reset.
+  for (const answer of drained)
+    assert.ok('status' in answer && answer.status === 200, JSON.stringify(answer));
+  const raced = await Promise.all(racing);
+  for (const answer of raced) {
+    const body = answer.body ? (JSON.parse(answer.body) as { error?: { code: string } }) : {};
+    assert.ok(
+      answer.status === 0 || answer.status === 200 || body.error?.code === 'service_unavailable',
+      `${answer.status} ${answer.body.slice(0, 200)}`,
+    );
+  }
+  const acknowledged = [...drained, ...raced].flatMap((answer) =>
+    'status' in answer && answer.status === 200
+      ? [(JSON.parse(answer.body) as { proof: { id: string } }).proof.id]
+      : [],
+  );
+  assert.ok(acknowledged.length >= accepted.length);
+  const count = (status: number) => raced.filter((answer) => answer.status === status).length;
+  t.diagnostic(
+    `${drained.length} accepted requests answered 200 during the drain; of ${raced.length} racing the ` +
+      `signal: ${count(200)} answered 200, ${count(503)} 503, ${count(0)} not accepted`,
   );
 
   const again = start(env);

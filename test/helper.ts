@@ -111,7 +111,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const logs: string[] = [];
   const stream = { write: (line: string) => void logs.push(line) };
-  const ctx = await createContext(config, { logger: pino({ level: 'info' }, stream), ...options });
+  const ctx = await createContext(config, { logger: pino({ level: config.logLevel }, stream), ...options });
   const app = await buildApp(ctx, { logStream: stream });
   await app.listen({ host: '127.0.0.1', port });
   ctx.start();

@@ -14,18 +14,26 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   /** Sets the signing secret the receiver verifies with (known only once the webhook is created). */
   setSecret(secret: string): void;
-  /** Statuses to answer, in order; after the list, 200. Status 0 never answers (a hanging receiver). */
-  respondWith(statuses: number[]): void;
+  /**
+   * Answers to give, in order; after the list, 200. Status 0 never answers (a hanging receiver). An
+   * answer may carry headers (a redirect's Location).
+   */
+  respondWith(answers: (number | ReceiverAnswer)[]): void;
   /** Resolves when `count` requests have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
+}
+
+export interface ReceiverAnswer {
+  status: number;
+  headers?: Record<string, string>;
 }
 
 /** A real webhook receiver on loopback that checks every signature with the `standardwebhooks` package. */
 export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   let secret: string | undefined;
-  let statuses: number[] = [];
+  let answers: ReceiverAnswer[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -40,10 +48,10 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         verifyError = error instanceof Error ? error.message : String(error);
       }
       received.push({ headers: req.headers, body, verified, verifyError });
-      const status = statuses.shift() ?? 200;
+      const { status, headers = {} } = answers.shift() ?? { status: 200 };
       if (status === 0) return; // hang: keep the request open
-      res.statusCode = status;
-      res.end(res.statusCode < 300 ? 'ok' : 'failure from the receiver');
+      res.writeHead(status, headers);
+      res.end(status < 300 ? 'ok' : 'failure from the receiver');
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -53,7 +61,8 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${address.port}/hooks`,
     received,
     setSecret: (value) => (secret = value),
-    respondWith: (list) => (statuses = [...list]),
+    respondWith: (list) =>
+      (answers = list.map((answer) => (typeof answer === 'number' ? { status: answer } : answer))),
     async waitFor(count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {

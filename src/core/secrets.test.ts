@@ -10,6 +10,7 @@ import {
   secretsEqual,
 } from './secrets.ts';
 import { signWebhook } from './standard-webhooks.ts';
+import { recordTimingSafeEqual } from '../../test/timing-safe-spy.ts';
 
 test('API keys have the documented format, a prefix of 11 characters and a SHA-256 hash', () => {
   const key = generateApiKey();
@@ -33,6 +34,22 @@ test('secretsEqual is true only for the same secret, whatever the lengths', () =
   assert.equal(secretsEqual('admin-key-0123456788', 'admin-key-0123456789'), false);
   assert.equal(secretsEqual('', 'admin-key-0123456789'), false);
   assert.equal(secretsEqual('admin-key-0123456789-longer', 'admin-key-0123456789'), false);
+});
+
+test('secretsEqual compares two 32-byte digests with timingSafeEqual, whatever the inputs', async () => {
+  const expected = 'admin-key-0123456789';
+  for (const [given, isEqual] of [
+    [expected, true],
+    ['admin-key-0123456788', false],
+    ['', false],
+    ['a', false],
+    [expected + 'x'.repeat(10_000), false],
+    ['é'.repeat(20), false],
+  ] as const) {
+    const { result, calls } = await recordTimingSafeEqual(() => secretsEqual(given, expected));
+    assert.equal(result, isEqual, given.slice(0, 30));
+    assert.deepEqual(calls, [[32, 32]], `one fixed-length comparison for ${given.length} characters`);
+  }
 });
 
 test('webhook signatures match the standardwebhooks package byte for byte', () => {

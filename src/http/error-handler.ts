@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../errors.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { describeValidationErrors } from './validation.ts';
@@ -97,11 +99,45 @@ export function registerErrorHandling(app: FastifyInstance): void {
   );
 }
 
-/** For Fastify's `frameworkErrors` option: bad URLs and similar never reach setErrorHandler. */
-export function frameworkErrorHandler(
-  error: FastifyError,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): void {
-  void sendError(request, reply, error);
+/**
+ * For Fastify's `frameworkErrors` option: bad URLs and similar never reach setErrorHandler, nor the
+ * onRequest hooks, so the headers every response carries are set here.
+ */
+export function frameworkErrorHandler(headers: Record<string, string>) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    void reply.headers(headers).header('X-Request-Id', request.id);
+    void sendError(request, reply, error);
+  };
+}
+
+/**
+ * For Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (a NUL or a bad name in a
+ * header, headers over 16 KiB) or one not whole within REQUEST_TIMEOUT_MS never becomes a request. It
+ * is answered here in the envelope, with the security headers, and its connection closed.
+ */
+export function clientErrorHandler(headers: Record<string, string>) {
+  return function (this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const appError =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('request_timeout', 'The request did not arrive in time; the connection is closed')
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? new AppError('headers_too_large', 'The request headers are larger than 16 KiB')
+          : new AppError('invalid_request', 'The request is not valid HTTP');
+    this.log.debug({ err: error, code: appError.code }, 'client error');
+    // As Node does: answer only when no response has started on this connection.
+    const response = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+    if (socket.writable && response?.headersSent !== true) {
+      const body = JSON.stringify(appError.toEnvelope());
+      const lines = Object.entries({
+        ...headers,
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Connection: 'close',
+      }).map(([name, value]) => `${name}: ${value}\r\n`);
+      const status = appError.statusCode;
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`);
+    }
+    socket.destroy();
+  };
 }

@@ -34,3 +34,35 @@ test(
     }
   },
 );
+
+test(
+  'with REDIS_URL a concurrent burst over two servers lets exactly the limit through',
+  { skip },
+  async () => {
+    const env = {
+      RATE_LIMIT_MAX: '20',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
+    };
+    const a = await startServer({ env });
+    const b = await startServer({ env });
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => api((i % 2 ? a : b).baseUrl, '/api/proofs/recent')),
+      );
+      assert.equal(responses.filter((r) => r.status === 200).length, 20);
+      const limited = responses.filter((r) => r.status === 429);
+      assert.equal(limited.length, 80);
+      for (const res of limited) {
+        expectError(res, 429, 'rate_limited');
+        assert.ok(Number(res.headers.get('retry-after')) >= 1);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+      a.cleanup();
+      b.cleanup();
+    }
+  },
+);

@@ -11,6 +11,7 @@ import {
   type TestServer,
 } from '../../test/helper.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { createWebhookSender } from './webhook-sender.ts';
 
 const ENV = { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const FAST = { webhookRetryScheduleMs: [100, 200, 400], webhookPollIntervalMs: 50 };
@@ -37,6 +38,17 @@ const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000) => {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 };
+
+/** The attempts recorded for the account's first webhook, once there are `count`, in attempt order. */
+async function recordedAttempts(baseUrl: string, accountId: string, count: number): Promise<any[]> {
+  let deliveries: any[] = [];
+  await waitUntil(async () => {
+    const list = await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders });
+    deliveries = list.body.webhooks[0].recentDeliveries;
+    return deliveries.length >= count;
+  });
+  return [...deliveries].sort((a, b) => a.attempt - b.attempt);
+}
 
 describe('webhooks', () => {
   let server: TestServer;
@@ -119,7 +131,7 @@ describe('webhooks', () => {
   test('a receiver that answers 500 twice then 200 gets three recorded attempts and one success', async () => {
     receiver = await startWebhookReceiver();
     try {
-      const { admin, account, key } = await setUp(server, receiver);
+      const { account, key } = await setUp(server, receiver);
       receiver.respondWith([500, 500]);
       await api(server.baseUrl, '/api/proof/notarize', {
         body: notarizeBody(),
@@ -132,12 +144,7 @@ describe('webhooks', () => {
         'the same event id on every retry',
       );
       assert.ok(received.every((r) => r.verifyError === undefined));
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-        return deliveries.length === 3;
-      });
-      const byAttempt = [...deliveries].sort((a, b) => a.attempt - b.attempt);
+      const byAttempt = await recordedAttempts(server.baseUrl, account.id, 3);
       assert.deepEqual(
         byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
         [
@@ -150,6 +157,39 @@ describe('webhooks', () => {
       assert.equal(byAttempt[0].responseExcerpt, 'failure from the receiver');
     } finally {
       await receiver.close();
+    }
+  });
+
+  test('a redirect is a failed attempt; its target is never contacted, on any retry', async () => {
+    receiver = await startWebhookReceiver();
+    // Where the redirects point: a loopback address, which the sender must not reach on a receiver's say-so.
+    const target = await startWebhookReceiver();
+    try {
+      const { account, key } = await setUp(server, receiver);
+      const headers = { location: `${target.url}?via=redirect` };
+      receiver.respondWith([301, 302, 307, 308].map((status) => ({ status, headers })));
+      await api(server.baseUrl, '/api/proof/notarize', {
+        body: notarizeBody(),
+        headers: { 'x-service-key': key },
+      });
+      await receiver.waitFor(4);
+      const byAttempt = await recordedAttempts(server.baseUrl, account.id, 4);
+      assert.deepEqual(
+        byAttempt.map((d) => [d.attempt, d.status, d.responseStatus, d.error]),
+        [
+          [1, 'failed', 301, 'http_301'],
+          [2, 'failed', 302, 'http_302'],
+          [3, 'failed', 307, 'http_307'],
+          [4, 'failed', 308, 'http_308'],
+        ],
+      );
+      assert.equal(byAttempt[3].nextAttemptAt, null, 'the last scheduled attempt failed: no more');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.received.length, 4);
+      assert.equal(target.received.length, 0, 'the redirect target got no request');
+    } finally {
+      await receiver.close();
+      await target.close();
     }
   });
 
@@ -207,11 +247,7 @@ describe('webhooks', () => {
         headers: { 'x-service-key': key },
       });
       await receiver.waitFor(4);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries;
-        return deliveries.length === 4;
-      });
+      const deliveries = await recordedAttempts(server.baseUrl, account.id, 4);
       await new Promise((resolve) => setTimeout(resolve, 600));
       assert.equal(receiver.received.length, 4, '1 attempt + 3 retries, then no more');
       assert.deepEqual(deliveries.map((d) => d.nextAttemptAt === null).sort(), [false, false, false, true]);
@@ -318,38 +354,59 @@ describe('SSRF protection (WEBHOOK_ALLOW_PRIVATE_URLS unset)', () => {
     }
   });
 
+  /**
+   * Registers a webhook at a public address, then points its stored URL at `url` (what the DNS of a
+   * registered name may do later), creates a proof, and returns the first delivery attempt recorded.
+   */
+  async function deliverAfterRebinding(url: string): Promise<any> {
+    const admin = (path: string, body: unknown) => api(server.baseUrl, path, { body, headers: adminHeaders });
+    const account = (await admin('/api/accounts', {})).body.account;
+    const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
+    const created = await admin(`/api/accounts/${account.id}/webhooks`, {
+      url: 'https://93.184.215.14/hook',
+    });
+    assert.equal(created.status, 201, created.text);
+    await server.ctx.database.db
+      .updateTable('webhooks')
+      .set({ url })
+      .where('id', '=', created.body.webhook.id)
+      .execute();
+    const res = await api(server.baseUrl, '/api/proof/notarize', {
+      body: notarizeBody(),
+      headers: { 'x-service-key': key },
+    });
+    assert.equal(res.status, 200);
+    return (await recordedAttempts(server.baseUrl, account.id, 1))[0];
+  }
+
   test('the address is checked again at delivery time: a target that turned private gets nothing', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const admin = (path: string, body: unknown) =>
-        api(server.baseUrl, path, { body, headers: adminHeaders });
-      const account = (await admin('/api/accounts', {})).body.account;
-      const key = (await admin(`/api/accounts/${account.id}/api-keys`, {})).body.key;
-      const created = await admin(`/api/accounts/${account.id}/webhooks`, {
-        url: 'https://93.184.215.14/hook',
-      });
-      assert.equal(created.status, 201, created.text);
-      // As if its DNS name now resolved to loopback (DNS rebinding): point the stored URL at our receiver.
-      await server.ctx.database.db
-        .updateTable('webhooks')
-        .set({ url: receiver.url })
-        .where('id', '=', created.body.webhook.id)
-        .execute();
-      const res = await api(server.baseUrl, '/api/proof/notarize', {
-        body: notarizeBody(),
-        headers: { 'x-service-key': key },
-      });
-      assert.equal(res.status, 200);
-      let deliveries: any[] = [];
-      await waitUntil(async () => {
-        deliveries = (
-          await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, { headers: adminHeaders })
-        ).body.webhooks[0].recentDeliveries;
-        return deliveries.length > 0;
-      });
-      assert.equal(deliveries[0].status, 'failed');
-      assert.equal(deliveries[0].error, 'blocked_address');
+      const delivery = await deliverAfterRebinding(receiver.url);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.error, 'blocked_address');
       assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a host name that resolves to a private address at delivery time is refused (DNS rebinding)', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      // localhost, resolved for real at each attempt, as a name that turned private would be.
+      const rebound = receiver.url.replace('127.0.0.1', 'localhost');
+      // Without the check, that name does reach the receiver: the refusal below is the check's doing.
+      const unchecked = createWebhookSender({ timeoutMs: 2000, allowPrivate: true });
+      const reached = await unchecked({ url: rebound, headers: {}, body: '{}' });
+      assert.equal(reached.responseStatus, 200);
+      assert.equal(receiver.received.length, 1);
+
+      const delivery = await deliverAfterRebinding(rebound);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.responseStatus, null);
+      assert.equal(delivery.error, 'blocked_address');
+      assert.equal(receiver.received.length, 1, 'the service sent it nothing');
     } finally {
       await receiver.close();
     }

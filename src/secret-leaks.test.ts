@@ -1,0 +1,139 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { ADMIN_KEY, adminHeaders, api, notarizeBody, startServer, type ApiResponse } from '../test/helper.ts';
+import { signingKeyMaterial } from '../test/key-material.ts';
+import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { ADMIN_PREFIXES } from './http/admin-paths.ts';
+
+const RAW_METADATA = `raw-metadata-value-${randomUUID()}`;
+
+test('no secret appears in any response after its creation, in any log line or in any error', async () => {
+  const receiver = await startWebhookReceiver();
+  const server = await startServer({
+    env: { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'trace' },
+    webhookRetryScheduleMs: [100, 100],
+    webhookPollIntervalMs: 50,
+  });
+  const answers: { what: string; res: ApiResponse }[] = [];
+  const call = async (what: string, init: Parameters<typeof api>[2] = {}) => {
+    const res = await api(server.baseUrl, what, init);
+    answers.push({ what: `${init.method ?? (init.body ? 'POST' : 'GET')} ${what}`, res });
+    return res;
+  };
+  const admin = (what: string, body?: unknown) =>
+    call(what, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
+  try {
+    // The secrets, each from the one answer allowed to show it (not kept for the search).
+    const account = (await admin('/api/accounts', { name: 'leaks' })).body.account;
+    const created = await api(server.baseUrl, `/api/accounts/${account.id}/api-keys`, {
+      body: {},
+      headers: adminHeaders,
+    });
+    const apiKey = created.body.key as string;
+    const revoked = await api(server.baseUrl, `/api/accounts/${account.id}/api-keys`, {
+      body: {},
+      headers: adminHeaders,
+    });
+    const hook = await api(server.baseUrl, `/api/accounts/${account.id}/webhooks`, {
+      body: { url: receiver.url },
+      headers: adminHeaders,
+    });
+    const webhookSecret = hook.body.secret as string;
+    receiver.setSecret(webhookSecret);
+
+    // Everything a client can do: proofs with the key (each sends a signed event), reads, admin listings.
+    await admin(`/api/api-keys/${revoked.body.apiKey.id}/revoke`, {});
+    const proof = (
+      await call('/api/proof/notarize', {
+        body: notarizeBody({ metadata: { note: RAW_METADATA } }),
+        headers: { 'x-service-key': apiKey },
+      })
+    ).body.proof;
+    await call('/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': apiKey } });
+    await admin(`/api/webhooks/${hook.body.webhook.id}/test`, {});
+    await receiver.waitFor(3);
+    for (let i = 0; (await call(`/api/proofs/${proof.id}/inclusion`)).status !== 200; i++) {
+      assert.ok(i < 100, 'the proof enters the log');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const doc = (await call('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const size = Number((await call('/log/checkpoint')).text.split('\n')[1]);
+    const ids: [string, string][] = [
+      ['/api/accounts/', account.id],
+      ['/api/api-keys/', created.body.apiKey.id],
+      ['/api/webhooks/', hook.body.webhook.id],
+      ['', proof.id],
+    ];
+    for (const [template, methods] of Object.entries(doc.paths)) {
+      if (!('get' in methods)) continue;
+      const id = ids.find(([prefix]) => template.startsWith(prefix))?.[1] ?? proof.id;
+      const concrete = template
+        .replace('{id}', id)
+        .replace('{*}', `0/000.p/${size}`)
+        .replace('/api/log/consistency', `/api/log/consistency?from=1&to=${size}`)
+        .replace('/api/proofs/search', `/api/proofs/search?q=${proof.id}`);
+      const isAdmin = ADMIN_PREFIXES.some((prefix) => template.startsWith(prefix));
+      const res = await call(concrete, isAdmin ? { headers: adminHeaders } : {});
+      assert.ok(res.status < 400, `${concrete}: ${res.status}`);
+    }
+    await call(`/log/tile/entries/000.p/${size}`);
+    await call(`/api/accounts/${account.id}/webhooks`, { headers: adminHeaders });
+
+    // Wrong credentials: refused, and never echoed back.
+    const wrong = [
+      `wrong-admin-key-${randomUUID()}`,
+      `${ADMIN_KEY}x`,
+      `hp_${'Z'.repeat(43)}`,
+      `hp_short-${randomUUID()}`,
+      revoked.body.key as string,
+    ];
+    for (const sent of wrong) {
+      for (const res of [
+        await call('/api/accounts', { headers: { 'x-service-admin-key': sent } }),
+        await call('/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': sent } }),
+      ]) {
+        assert.equal(res.status, 401, res.text);
+        assert.ok(!res.text.includes(sent), `the 401 echoes ${sent}`);
+      }
+    }
+
+    await server.close();
+    const material = signingKeyMaterial(path.join(server.dataDir, 'keys'));
+    // HMAC, receipt, log, TSA and TSA root keys: a search that found none would prove nothing.
+    assert.ok(material.keys >= 5, `${material.keys} signing keys found`);
+    const signatures = receiver.received.map((r) => String(r.headers['webhook-signature']));
+    assert.equal(signatures.length, 3);
+    const secrets: [string, string[]][] = [
+      ['admin key', [ADMIN_KEY]],
+      ['API key', [apiKey, revoked.body.key as string]],
+      ['webhook secret', [webhookSecret, webhookSecret.slice('whsec_'.length)]],
+      ['webhook signature', signatures.flatMap((s) => [s, s.slice('v1,'.length)])],
+      ['signing key', material.forms],
+      ['raw metadata', [RAW_METADATA]],
+      ['wrong key sent', wrong],
+    ];
+    assert.ok(answers.length > 60, `${answers.length} answers searched`);
+    const logs = server.logs.join('\n');
+    assert.ok(logs.includes('/api/proof/notarize'), 'requests are logged');
+    for (const [name, values] of secrets) {
+      for (const value of values) {
+        for (const { what, res } of answers) {
+          const headers = [...res.headers.values()].join('\n');
+          assert.ok(
+            !res.text.includes(value) && !headers.includes(value),
+            `${name} in the answer to ${what}`,
+          );
+        }
+        assert.ok(!logs.includes(value), `${name} in the logs`);
+      }
+    }
+    // The webhook deliveries carry no raw metadata either.
+    assert.ok(receiver.received.every((r) => !r.body.includes(RAW_METADATA)));
+  } finally {
+    await server.close();
+    server.cleanup();
+    await receiver.close();
+  }
+});
