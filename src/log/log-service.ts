@@ -44,6 +44,12 @@ const LATEST_TTL_MS = 100;
 const INCLUSION_CACHE_SIZE = 10_000;
 /** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
 const IDLE_POLL_MS = 250;
+/**
+ * After a step that integrated proofs, while more keep arriving, the sequencer waits this long so the
+ * next batch gathers them: one transaction and one signed checkpoint per 20 ms of proofs rather than
+ * per commit of the writer.
+ */
+const GATHER_MS = 20;
 
 export interface LogServiceDeps {
   db: Db;
@@ -220,7 +226,11 @@ export class LogService {
       if (integrated === BATCH || !this.#running) continue;
       if (this.#pendingNudge) {
         this.#pendingNudge = false;
-        if (delay === IDLE_POLL_MS) continue;
+        if (delay === IDLE_POLL_MS) {
+          // Not woken by nudges: they come with every commit while proofs keep arriving.
+          if (integrated > 0) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+          continue;
+        }
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
