@@ -28,6 +28,8 @@ export interface RouteResult {
   non2xx: number;
   baselineRequestsPerSecond: number;
   ratio: number;
+  /** Median round trip of a GET sent alone (no other load), in ms; undefined for POST routes. */
+  aloneP50Ms: number | undefined;
 }
 
 export interface BenchReport {
@@ -200,6 +202,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         non2xx: measured.non2xx,
         baselineRequestsPerSecond: baseline.requests.average,
         ratio: measured.requests.average / baseline.requests.average,
+        aloneP50Ms: opts.method === undefined ? await alone(String(opts.url)) : undefined,
       };
       results.push(result);
       log(
@@ -220,6 +223,18 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   }
 }
 
+/** The median round trip of 200 requests sent one after another: the server's time plus loopback. */
+async function alone(url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const started = performance.now();
+    await (await fetch(url)).arrayBuffer();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[times.length >> 1] ?? NaN;
+}
+
 /** The request fields of a stored proof, so the replay benchmark sends exactly the same request. */
 function pick(body: string): Record<string, unknown> {
   const { proof } = JSON.parse(body) as { proof: { contentHash: string; label: string } };
@@ -232,11 +247,11 @@ export function formatReport(report: BenchReport): string {
     `options: ${report.options.durationSeconds} s per run, ${report.options.connections} connections, database ${report.options.database}, ${report.options.proofs} seeded proofs`,
     `startup to first 200 on /health: ${Math.round(report.startupMs)} ms; service peak RSS: ${report.peakRssMb.toFixed(0)} MB`,
     '',
-    '| route | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | baseline req/s | ratio |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| route | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | baseline req/s | ratio | alone p50 ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.results.map(
       (r) =>
-        `| ${r.route} | ${Math.round(r.requestsPerSecond)} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.errors} | ${r.non2xx} | ${Math.round(r.baselineRequestsPerSecond)} | ${r.ratio.toFixed(2)} |`,
+        `| ${r.route} | ${Math.round(r.requestsPerSecond)} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.errors} | ${r.non2xx} | ${Math.round(r.baselineRequestsPerSecond)} | ${r.ratio.toFixed(2)} | ${r.aloneP50Ms === undefined ? '–' : r.aloneP50Ms.toFixed(2)} |`,
     ),
   ];
   return lines.join('\n');
