@@ -31,8 +31,11 @@ import type { Clock } from '../platform/clock.ts';
 /** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
 export const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 256;
-/** At most this many proofs join the tree in one signed step. */
-const BATCH = 4096;
+/**
+ * At most this many proofs join the tree in one signed step. Catching up on 300,000 proofs takes about
+ * 6 s at 512 as at 4,096, but the service peaked at 200 MB instead of 408 MB.
+ */
+const BATCH = 512;
 /**
  * How long a checkpoint read from the store answers for the newest one. Within an instance the
  * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed
