@@ -13,6 +13,7 @@ import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
 import { LogService } from './log/log-service.ts';
 import { Tsa } from './tsa/tsa.ts';
+import { SigningThread } from './core/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
@@ -99,8 +100,10 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     log,
   });
   await transparencyLog.open();
+  const signing = new SigningThread();
   const proofs = new ProofsService({
     db,
+    sign: signing.sign,
     logOrigin: transparencyLog.origin,
     tsa,
     engine: database.engine,
@@ -138,6 +141,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       await transparencyLog.stop();
       await accounts.flush();
       await database.close();
+      await signing.close();
     },
   };
 }

@@ -7,7 +7,12 @@ export const RECEIPT_PREFIX = 'ed25519:';
  * signing message as the HMAC (see proof-signature.ts). Anyone with the public key can check it offline.
  */
 export function signReceipt(privateKey: KeyObject, message: string): string {
-  return RECEIPT_PREFIX + sign(null, Buffer.from(message, 'utf8'), privateKey).toString('base64');
+  return encodeReceipt(sign(null, Buffer.from(message, 'utf8'), privateKey));
+}
+
+/** The receipt text of an Ed25519 signature over the signing message. */
+export function encodeReceipt(signature: Buffer): string {
+  return RECEIPT_PREFIX + signature.toString('base64');
 }
 
 export function verifyReceipt(publicKey: KeyObject, message: string, receipt: string): boolean {

@@ -2,7 +2,8 @@ import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import { hmacSign, hmacVerify, signingMessage } from '../core/proof-signature.ts';
-import { signReceipt, verifyReceipt } from '../core/receipt.ts';
+import { encodeReceipt, verifyReceipt } from '../core/receipt.ts';
+import { signHere, type SignFn } from '../core/signing-thread.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
@@ -85,6 +86,8 @@ export interface ProofsServiceDeps {
   logOrigin: string;
   /** How long a paid request waits for another payment with the same key before answering 409. */
   chargeWaitMs?: number;
+  /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
+  sign?: SignFn;
 }
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
@@ -189,6 +192,11 @@ export class ProofsService {
       metadataHash: request.metadataHash,
       label: body.label,
     };
+    const sign = this.#deps.sign ?? signHere;
+    const [receiptSignature, tokenSignature] = await Promise.all([
+      sign(null, Buffer.from(signingMessage(signed), 'utf8'), receiptKey.privateKey),
+      this.#deps.tsa.signWith(proofTokenRequest(signed), sign),
+    ]);
     const row: NewProofRow = {
       id,
       created_at: createdAt,
@@ -198,9 +206,9 @@ export class ProofsService {
       metadata_hash: request.metadataHash,
       metadata_keys: JSON.stringify(request.metadataKeys),
       signature: hmacSign(key.keyObject, signed),
-      receipt: signReceipt(receiptKey.privateKey, signingMessage(signed)),
+      receipt: encodeReceipt(receiptSignature),
       receipt_key_id: receiptKey.keyId,
-      tst_signature: this.#deps.tsa.sign(proofTokenRequest(signed)).toString('base64'),
+      tst_signature: tokenSignature.toString('base64'),
       tst_key_id: this.#deps.tsa.keyId,
       key_id: key.keyId,
       idempotency_scope: scope,

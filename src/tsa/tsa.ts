@@ -1,3 +1,4 @@
+import type { SignFn } from '../core/signing-thread.ts';
 import {
   createHash,
   createPrivateKey,
@@ -121,6 +122,11 @@ export class Tsa {
   sign(request: TokenRequest): Buffer {
     // DER is Node's encoding for ECDSA signatures; passing the KeyObject alone avoids re-preparing it.
     return sign('sha256', this.#signedAttributes(request).set, this.#key);
+  }
+
+  /** `sign`, with the signature made by `signWith` (on the signing thread). */
+  signWith(request: TokenRequest, signWith: SignFn): Promise<Buffer> {
+    return signWith('sha256', this.#signedAttributes(request).set, this.#key);
   }
 
   /** The granted TimeStampResp (DER) of a request and its signature. */

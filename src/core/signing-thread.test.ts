@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, verify } from 'node:crypto';
+import { test } from 'node:test';
+import { SigningThread } from './signing-thread.ts';
+
+const ed25519 = generateKeyPairSync('ed25519');
+const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+test('signatures made on the signing thread verify, for many requests at once and both key types', async (t) => {
+  const thread = new SigningThread();
+  t.after(() => thread.close());
+  const messages = Array.from({ length: 200 }, (_, i) => Buffer.from(`message ${i}`));
+  const [receipts, tokens] = await Promise.all([
+    Promise.all(messages.map((m) => thread.sign(null, m, ed25519.privateKey))),
+    Promise.all(messages.map((m) => thread.sign('sha256', m, p256.privateKey))),
+  ]);
+  messages.forEach((message, i) => {
+    assert.ok(verify(null, message, ed25519.publicKey, receipts[i] as Buffer), `receipt ${i}`);
+    assert.ok(verify('sha256', message, p256.publicKey, tokens[i] as Buffer), `token ${i}`);
+    // Each answer is its own message's: it does not verify another one.
+    assert.equal(
+      verify(null, messages[(i + 1) % 200] as Buffer, ed25519.publicKey, receipts[i] as Buffer),
+      false,
+    );
+  });
+});
+
+test('a signature the thread cannot make fails that request only', async (t) => {
+  const thread = new SigningThread();
+  t.after(() => thread.close());
+  const bad = thread.sign('sha256', Buffer.from('x'), ed25519.privateKey); // Ed25519 takes no digest name
+  const good = thread.sign(null, Buffer.from('y'), ed25519.privateKey);
+  await assert.rejects(bad, /signing failed/);
+  assert.ok(verify(null, Buffer.from('y'), ed25519.publicKey, await good));
+});
+
+test('once the thread is gone, signing goes on in the calling thread', async () => {
+  const thread = new SigningThread();
+  await thread.close();
+  const signature = await thread.sign(null, Buffer.from('after'), ed25519.privateKey);
+  assert.ok(verify(null, Buffer.from('after'), ed25519.publicKey, signature));
+});
