@@ -47,7 +47,11 @@ export class SigningThread {
   #keys = 0;
 
   constructor() {
-    this.#worker = new Worker(WORKER_SOURCE, { eval: true });
+    // It holds keys and a few signatures at a time: a small heap keeps the process's memory down.
+    this.#worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
+    });
     this.#worker.unref();
     this.#worker.on('message', (signatures: (Uint8Array | string)[]) => {
       const pending = this.#sent.shift() ?? [];

@@ -46,7 +46,11 @@ export function startCheckpointer(
   onProblem: (message: string, stopped: boolean) => void,
   intervalMs = 250,
 ): Checkpointer {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { file, intervalMs },
+    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
+  });
   let stopping = false;
   worker.on('message', (message: { error: string }) => onProblem(message.error, false));
   worker.on('error', (error: Error) => onProblem(error.message, true));
