@@ -1,3 +1,4 @@
+import { BoundedMap } from '../core/bounded-map.ts';
 import { closeSync, fstatSync, fsync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -75,14 +76,12 @@ class NodeSqliteDriver implements Driver {
   constructor(database: DatabaseSync, options: NodeSqliteDialectOptions) {
     this.#database = database;
     this.#wal = new WalFlusher(options.file, options.fsync ?? fsyncAsync);
-    const cache = new Map<string, Prepared>();
-    const cacheSize = options.cacheSize ?? 200;
+    const cache = new BoundedMap<string, Prepared>(options.cacheSize ?? 200);
     const prepare = (sql: string): Prepared => {
       let prepared = cache.get(sql);
       if (prepared === undefined) {
         const statement = database.prepare(sql);
         prepared = { statement, reader: statement.columns().length > 0, read: /^\s*select\b/i.test(sql) };
-        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
         cache.set(sql, prepared);
       }
       return prepared;

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../core/bounded-map.ts';
 import { sql } from 'kysely';
 import type pino from 'pino';
 import {
@@ -138,7 +139,9 @@ export class LogService {
   #wake: (() => void) | undefined;
   #pendingNudge = false;
   #latest: { checkpoint: SignedCheckpoint; readAt: number } | undefined;
-  readonly #inclusions = new Map<string, { hashes: Uint8Array[]; root: Uint8Array }>();
+  readonly #inclusions = new BoundedMap<string, { hashes: Uint8Array[]; root: Uint8Array }>(
+    INCLUSION_CACHE_SIZE,
+  );
 
   constructor(deps: LogServiceDeps) {
     this.#deps = deps;
@@ -440,8 +443,6 @@ export class LogService {
         root: signedRoot ?? treeRoot(size, get),
       });
       path = compute(getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute))));
-      if (this.#inclusions.size >= INCLUSION_CACHE_SIZE)
-        this.#inclusions.delete(this.#inclusions.keys().next().value as string);
       this.#inclusions.set(key, path);
     }
     const { hashes, root } = path;

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../core/bounded-map.ts';
 import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
@@ -99,13 +100,13 @@ export class ProofsService {
    * fields). A check is a pure function of those bytes and keys never change, so a hit is the same
    * answer recomputing would give; any change to a stored proof changes the key and is checked anew.
    */
-  readonly #checks = new Map<string, boolean>();
+  readonly #checks = new BoundedMap<string, boolean>(CHECK_CACHE_SIZE);
   /**
    * Proofs already in the log, by id. A stored proof changes once, when the sequencer gives it its leaf
    * index, and never again (nothing updates or deletes proofs), so these answer reads exactly as the
    * store would, on any instance.
    */
-  readonly #sequenced = new Map<string, { row: ProofRow; proof: Proof }>();
+  readonly #sequenced = new BoundedMap<string, { row: ProofRow; proof: Proof }>(PROOF_CACHE_SIZE);
   /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
   readonly #charging = new Map<string, Promise<void>>();
 
@@ -254,11 +255,7 @@ export class ProofsService {
     const known = this.#sequenced.get(row.id);
     if (known !== undefined) return known;
     const found = { row, proof: deepFreeze(this.#toProof(row)) };
-    if (row.leaf_index !== null && row.leaf_index !== undefined) {
-      if (this.#sequenced.size >= PROOF_CACHE_SIZE)
-        this.#sequenced.delete(this.#sequenced.keys().next().value as string);
-      this.#sequenced.set(row.id, found);
-    }
+    if (row.leaf_index !== null && row.leaf_index !== undefined) this.#sequenced.set(row.id, found);
     return found;
   }
 
@@ -333,8 +330,6 @@ export class ProofsService {
     const known = this.#checks.get(key);
     if (known !== undefined) return known;
     const result = check();
-    if (this.#checks.size >= CHECK_CACHE_SIZE)
-      this.#checks.delete(this.#checks.keys().next().value as string);
     this.#checks.set(key, result);
     return result;
   }
