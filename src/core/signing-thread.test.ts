@@ -40,3 +40,30 @@ test('once the thread is gone, signing goes on in the calling thread', async () 
   const signature = await thread.sign(null, Buffer.from('after'), ed25519.privateKey);
   assert.ok(verify(null, Buffer.from('after'), ed25519.publicKey, signature));
 });
+
+test('every signature asked for is answered when the thread stops meanwhile', async () => {
+  for (let round = 0; round < 20; round++) {
+    const thread = new SigningThread();
+    const asked = Array.from({ length: 50 }, (_, i) =>
+      thread.sign(null, Buffer.from(`m${i}`), ed25519.privateKey),
+    );
+    // Stop at a different moment each round: before the batch crosses, while it is signed, after.
+    await new Promise((resolve) => setTimeout(resolve, round % 4));
+    await thread.close();
+    const settled = await Promise.race([
+      Promise.allSettled(asked),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000)),
+    ]);
+    assert.notEqual(settled, 'hung', `round ${round}: a request was never answered`);
+    (settled as PromiseSettledResult<Buffer>[]).forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') {
+        assert.ok(
+          verify(null, Buffer.from(`m${i}`), ed25519.publicKey, outcome.value),
+          `round ${round}: ${i}`,
+        );
+      } else {
+        assert.match(String(outcome.reason), /signing thread stopped|signing failed/);
+      }
+    });
+  }
+});

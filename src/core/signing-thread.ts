@@ -25,6 +25,10 @@ parentPort.on('message', ({ register, batch }) => {
 `;
 
 interface Pending {
+  algorithm: 'sha256' | null;
+  data: Buffer;
+  key: KeyObject;
+  name: string;
   resolve: (signature: Buffer) => void;
   reject: (error: Error) => void;
 }
@@ -39,7 +43,6 @@ export class SigningThread {
   readonly #worker: Worker;
   readonly #names = new WeakMap<KeyObject, string>();
   #register: [string, KeyObject][] = [];
-  #batch: [string, 'sha256' | null, Buffer][] = [];
   #waiting: Pending[] = [];
   /** One entry per batch sent, in order: the thread answers batches in the order it gets them. */
   readonly #sent: Pending[][] = [];
@@ -77,18 +80,28 @@ export class SigningThread {
       this.#names.set(key, name);
       this.#register.push([name, key]);
     }
-    if (this.#batch.length === 0) setImmediate(() => this.#send());
-    this.#batch.push([name, algorithm, data]);
-    return new Promise<Buffer>((resolve, reject) => this.#waiting.push({ resolve, reject }));
+    if (this.#waiting.length === 0) setImmediate(() => this.#send());
+    return new Promise<Buffer>((resolve, reject) =>
+      this.#waiting.push({ algorithm, data, key, name: name, resolve, reject }),
+    );
   };
 
   #send(): void {
-    const message = { register: this.#register, batch: this.#batch };
-    this.#sent.push(this.#waiting);
-    this.#register = [];
-    this.#batch = [];
+    const waiting = this.#waiting;
+    const register = this.#register;
     this.#waiting = [];
-    this.#worker.postMessage(message);
+    this.#register = [];
+    if (this.#failed !== undefined) {
+      // The thread stopped after these were asked for: sign them here rather than leave them unanswered.
+      for (const entry of waiting)
+        signHere(entry.algorithm, entry.data, entry.key).then(entry.resolve, entry.reject);
+      return;
+    }
+    this.#sent.push(waiting);
+    this.#worker.postMessage({
+      register,
+      batch: waiting.map((entry) => [entry.name, entry.algorithm, entry.data]),
+    });
   }
 
   async close(): Promise<void> {
