@@ -1,7 +1,13 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/hashing.ts';
 import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { hashFile, type HashproofClient, type ManifestKey, type Proof } from '../client/client.ts';
+import {
+  hashFile,
+  hashStream,
+  type HashproofClient,
+  type ManifestKey,
+  type Proof,
+} from '../client/client.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 
 export interface StampOptions {
@@ -44,11 +50,11 @@ export async function stampFiles(
     for (const input of inputs) {
       const { file } = input;
       const onBytes = progress.hashing(input);
-      const contentHash = file === '-' ? await hashStdin(onBytes) : await hashFile(file, onBytes);
+      const contentHash =
+        file === '-' ? await hashStream(process.stdin, onBytes) : await hashFile(file, onBytes);
       progress.stamping(input);
       const label = options.label ?? (file === '-' ? 'stdin' : path.basename(file));
-      const idempotencyKey =
-        'stamp-' + createHash('sha256').update(`${contentHash}\n${label}`).digest('hex').slice(0, 40);
+      const idempotencyKey = 'stamp-' + sha256Hex(`${contentHash}\n${label}`).slice(0, 40);
       const result = await client.notarize({
         contentHash,
         label,
@@ -90,14 +96,4 @@ export async function stampFiles(
     progress.end();
   }
   return results;
-}
-
-async function hashStdin(onProgress: (bytes: number) => void): Promise<string> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of process.stdin) {
-    hash.update(chunk as Buffer);
-    onProgress((bytes += (chunk as Buffer).length));
-  }
-  return 'sha256:' + hash.digest('hex');
 }

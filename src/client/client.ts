@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { isContentHash } from '../core/hashing.ts';
 import { signingMessage } from '../core/proof-signature.ts';
 import { verifyReceipt } from '../core/receipt.ts';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
@@ -125,10 +126,18 @@ export interface ClientOptions {
 }
 
 /** `sha256:` + hex SHA-256 of a file, read as a stream (constant memory, whatever the size). */
-export async function hashFile(path: string, onProgress?: (bytes: number) => void): Promise<string> {
+export function hashFile(path: string, onProgress?: (bytes: number) => void): Promise<string> {
+  return hashStream(createReadStream(path, { highWaterMark: 1 << 20 }), onProgress);
+}
+
+/** `sha256:` + hex SHA-256 of everything a stream yields; `onProgress` hears the bytes read so far. */
+export async function hashStream(
+  stream: AsyncIterable<unknown>,
+  onProgress?: (bytes: number) => void,
+): Promise<string> {
   const hash = createHash('sha256');
   let bytes = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+  for await (const chunk of stream) {
     hash.update(chunk as Buffer);
     bytes += (chunk as Buffer).length;
     onProgress?.(bytes);
@@ -193,10 +202,8 @@ export function pinKeys(
  */
 export type Content = string | { hash: string } | { path: string };
 
-const HASH = /^sha256:[0-9a-f]{64}$/i;
-
 async function contentHashOf(content: Content): Promise<string> {
-  if (typeof content === 'string') return HASH.test(content) ? content : hashFile(content);
+  if (typeof content === 'string') return isContentHash(content) ? content : hashFile(content);
   return 'hash' in content ? content.hash : hashFile(content.path);
 }
 
