@@ -145,6 +145,41 @@ test('SIGTERM answers every request it had accepted, then exits 0; the proofs ar
   }
 });
 
+test('log lines are buffered, yet each reaches standard output within a moment, and all of them at exit', async () => {
+  const dataDir = makeDataDir();
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { child, output } = start({
+    PORT: String(port),
+    DATABASE_URL: await testDatabaseUrl(dataDir),
+    SIGNING_KEYS_DIR: `${dataDir}/keys`,
+  });
+  try {
+    await waitForHealth(baseUrl, child);
+    // One request, far less than the buffer holds: its line must still come out, within the flush interval.
+    const marker = `/api/proofs/prf_${'0'.repeat(26)}`;
+    assert.equal((await fetch(`${baseUrl}${marker}`)).status, 404);
+    const sent = performance.now();
+    while (!output().includes(`"url":"${marker}"`)) {
+      assert.ok(performance.now() - sent < 5_000, 'the access log line never reached standard output');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Lines logged just before exit (many requests, then the stop) are all written out.
+    const urls = Array.from({ length: 50 }, (_, i) => `/api/proofs/search?q=exit-${i}`);
+    for (const url of urls) assert.equal((await fetch(`${baseUrl}${url}`)).status, 200);
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+  const lines = output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { url?: string; msg?: string });
+  const logged = new Set(lines.map((line) => line.url));
+  for (let i = 0; i < 50; i++) assert.ok(logged.has(`/api/proofs/search?q=exit-${i}`), `line ${i} was lost`);
+  assert.ok(lines.at(-1)?.msg !== undefined);
+});
+
 test('bad configuration stops start-up with one line per problem and exit code 2', async () => {
   const { child, output } = start({ PORT: 'abc', PAYMENT_MODE: 'x402' });
   const [code] = (await once(child, 'exit')) as [number | null];
