@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatReport, runBenchmark } from './run.ts';
+import { formatReport, medianByRatio, runBenchmark } from './run.ts';
 
 // A smoke run: keeps the harness working. It measures nothing worth reading (the runs are tiny).
 test('the benchmark harness runs every route against the service and the bare baseline', async () => {
@@ -21,4 +21,12 @@ test('the benchmark harness runs every route against the service and the bare ba
   const table = formatReport(report);
   assert.match(table, /\| POST \/api\/proof\/notarize \(new keys\) \| \d+ \|/);
   assert.match(table, /startup to first 200 on \/health: \d+ ms/);
+});
+
+test('with several rounds, the pair with the median ratio is reported', () => {
+  const pair = (ratio: number) => ({ ratio, name: `r${ratio}` });
+  assert.equal(medianByRatio([pair(0.3), pair(0.1), pair(0.2)]).name, 'r0.2');
+  assert.equal(medianByRatio([pair(0.4), pair(0.1), pair(0.3), pair(0.2)]).name, 'r0.2');
+  assert.equal(medianByRatio([pair(0.5)]).name, 'r0.5');
+  assert.throws(() => medianByRatio([]));
 });

@@ -15,6 +15,11 @@ export interface BenchOptions {
   /** `sqlite` (a fresh file) or a postgres:// URL (a fresh schema is not made: use an empty database). */
   database: string;
   proofs: number;
+  /**
+   * Baseline-then-route pairs per route (default 1); the pair with the median ratio is reported, so one
+   * disturbed run on a noisy machine does not decide the figure.
+   */
+  rounds?: number;
   log?: (line: string) => void;
 }
 
@@ -188,10 +193,16 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     };
 
     const results: RouteResult[] = [];
+    const rounds = Math.max(1, options.rounds ?? 1);
     for (const { route, opts } of routes) {
-      // Alternate: a baseline run right before each route, so both see the same machine conditions.
-      const baseline = await run({ ...common, ...baselineOpts });
-      const measured = await run({ ...common, ...opts });
+      const pairs: { baseline: autocannon.Result; measured: autocannon.Result; ratio: number }[] = [];
+      for (let round = 0; round < rounds; round++) {
+        // Alternate: a baseline run right before each route, so both see the same machine conditions.
+        const baseline = await run({ ...common, ...baselineOpts });
+        const measured = await run({ ...common, ...opts });
+        pairs.push({ baseline, measured, ratio: measured.requests.average / baseline.requests.average });
+      }
+      const { baseline, measured, ratio } = medianByRatio(pairs);
       const result: RouteResult = {
         route,
         requestsPerSecond: measured.requests.average,
@@ -201,12 +212,13 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         errors: measured.errors + measured.timeouts,
         non2xx: measured.non2xx,
         baselineRequestsPerSecond: baseline.requests.average,
-        ratio: measured.requests.average / baseline.requests.average,
+        ratio,
         aloneP50Ms: opts.method === undefined ? await alone(String(opts.url)) : undefined,
       };
       results.push(result);
       log(
-        `${route}: ${Math.round(result.requestsPerSecond)} req/s (baseline ${Math.round(result.baselineRequestsPerSecond)}), ratio ${result.ratio.toFixed(2)}`,
+        `${route}: ${Math.round(result.requestsPerSecond)} req/s (baseline ${Math.round(result.baselineRequestsPerSecond)}), ratio ${result.ratio.toFixed(2)}` +
+          (rounds > 1 ? ` (median of ${pairs.map((pair) => pair.ratio.toFixed(2)).join(', ')})` : ''),
       );
     }
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -221,6 +233,14 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     for (const child of children) child.kill('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The entry with the median ratio (the lower middle one of an even count); the list must not be empty. */
+export function medianByRatio<T extends { ratio: number }>(entries: T[]): T {
+  const sorted = [...entries].sort((a, b) => a.ratio - b.ratio);
+  const median = sorted[(sorted.length - 1) >> 1];
+  if (median === undefined) throw new Error('no entries');
+  return median;
 }
 
 /** The median round trip of 200 requests sent one after another: the server's time plus loopback. */
@@ -244,7 +264,7 @@ function pick(body: string): Record<string, unknown> {
 export function formatReport(report: BenchReport): string {
   const lines = [
     `machine: ${report.machine}`,
-    `options: ${report.options.durationSeconds} s per run, ${report.options.connections} connections, database ${report.options.database}, ${report.options.proofs} seeded proofs`,
+    `options: ${report.options.durationSeconds} s per run, ${report.options.connections} connections, database ${report.options.database}, ${report.options.proofs} seeded proofs, ${report.options.rounds ?? 1} round(s) per route (median ratio)`,
     `startup to first 200 on /health: ${Math.round(report.startupMs)} ms; service peak RSS: ${report.peakRssMb.toFixed(0)} MB`,
     '',
     '| route | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | baseline req/s | ratio | alone p50 ms |',
@@ -264,6 +284,7 @@ if (import.meta.main) {
       connections: { type: 'string', default: '64' },
       database: { type: 'string', default: 'sqlite' },
       proofs: { type: 'string', default: '10000' },
+      rounds: { type: 'string', default: '1' },
     },
   });
   const report = await runBenchmark({
@@ -271,6 +292,7 @@ if (import.meta.main) {
     connections: Number(values.connections),
     database: values.database,
     proofs: Number(values.proofs),
+    rounds: Number(values.rounds),
     log: (line) => console.error(line),
   });
   console.log(formatReport(report));
