@@ -1,5 +1,5 @@
 import { sign as signNow, type KeyObject } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
+import { attachToWorkerHost, type HostClient } from '../platform/worker-host.ts';
 
 /** Signs `data` with a private key: `sha256` for ECDSA, null for Ed25519 (as `crypto.sign`). */
 export type SignFn = (algorithm: 'sha256' | null, data: Buffer, key: KeyObject) => Promise<Buffer>;
@@ -7,22 +7,8 @@ export type SignFn = (algorithm: 'sha256' | null, data: Buffer, key: KeyObject) 
 /** Signs on the calling thread. */
 export const signHere: SignFn = (algorithm, data, key) => Promise.resolve(signNow(algorithm, data, key));
 
-// Inline, like the checkpointer's: a worker file would need a path that differs between sources and build.
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { sign } = require('node:crypto');
-const keys = new Map();
-parentPort.on('message', ({ register, batch }) => {
-  for (const [name, key] of register) keys.set(name, key);
-  parentPort.postMessage(batch.map(([name, algorithm, data]) => {
-    try {
-      return sign(algorithm, data, keys.get(name));
-    } catch (error) {
-      return String((error && error.message) || error);
-    }
-  }));
-});
-`;
+/** Key names on the thread, unique in the process (several signers may share the thread). */
+let keyNames = 0;
 
 interface Pending {
   algorithm: 'sha256' | null;
@@ -35,49 +21,48 @@ interface Pending {
 
 /**
  * The service's public-key signatures (each proof's Ed25519 receipt and ECDSA time-stamp token) made on
- * a thread of their own, so the request thread can parse and answer other requests meanwhile. Requests
- * made in one turn of the event loop go over together; each key crosses to the thread once. Should the
- * thread fail, signing goes on here.
+ * the process's background thread (`platform/worker-host.ts`), so the request thread can parse and
+ * answer other requests meanwhile. Requests made in one turn of the event loop go over together; each
+ * key crosses to the thread once. Should the thread fail, signing goes on here.
  */
 export class SigningThread {
-  readonly #worker: Worker;
+  readonly #thread: HostClient;
   readonly #names = new WeakMap<KeyObject, string>();
+  readonly #registered: string[] = [];
   #register: [string, KeyObject][] = [];
   #waiting: Pending[] = [];
   /** One entry per batch sent, in order: the thread answers batches in the order it gets them. */
   readonly #sent: Pending[][] = [];
   #failed: Error | undefined;
-  #keys = 0;
 
   constructor() {
-    // It holds keys and a few signatures at a time: a small heap keeps the process's memory down.
-    this.#worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
-    });
-    this.#worker.unref();
-    this.#worker.on('message', (signatures: (Uint8Array | string)[]) => {
+    const fail = (error: Error) => {
+      this.#failed = error;
+      for (const entry of this.#sent.splice(0).flat()) entry.reject(error);
+    };
+    this.#thread = attachToWorkerHost((message) => {
+      const signatures = message.signatures as (Uint8Array | string)[];
       const pending = this.#sent.shift() ?? [];
       pending.forEach((entry, i) => {
         const signature = signatures[i];
         if (signature instanceof Uint8Array) entry.resolve(Buffer.from(signature));
         else entry.reject(new Error(`signing failed: ${signature ?? 'no answer'}`));
       });
-    });
-    const fail = (error: Error) => {
-      this.#failed = error;
-      for (const entry of this.#sent.splice(0).flat()) entry.reject(error);
-    };
-    this.#worker.on('error', fail);
-    this.#worker.on('exit', () => fail(new Error('the signing thread stopped')));
+    }, fail);
+  }
+
+  /** The id of the thread that signs (shared with the other background work). */
+  get threadId(): number {
+    return this.#thread.threadId;
   }
 
   readonly sign: SignFn = (algorithm, data, key) => {
     if (this.#failed !== undefined) return signHere(algorithm, data, key);
     let name = this.#names.get(key);
     if (name === undefined) {
-      name = `k${++this.#keys}`;
+      name = `k${++keyNames}`;
       this.#names.set(key, name);
+      this.#registered.push(name);
       this.#register.push([name, key]);
     }
     if (this.#waiting.length === 0) setImmediate(() => this.#send());
@@ -98,13 +83,19 @@ export class SigningThread {
       return;
     }
     this.#sent.push(waiting);
-    this.#worker.postMessage({
+    this.#thread.post({
+      role: 'sign',
       register,
       batch: waiting.map((entry) => [entry.name, entry.algorithm, entry.data]),
     });
   }
 
+  /** Stops signing on the thread (later requests are signed here); the keys are dropped there. */
   async close(): Promise<void> {
-    await this.#worker.terminate();
+    if (this.#failed === undefined) this.#thread.post({ role: 'forget', names: this.#registered });
+    this.#failed ??= new Error('the signing thread was closed');
+    for (const entry of this.#sent.splice(0).flat())
+      signHere(entry.algorithm, entry.data, entry.key).then(entry.resolve, entry.reject);
+    this.#thread.detach();
   }
 }

@@ -4,8 +4,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { generateKeyPairSync, verify } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
+import { SigningThread } from '../core/signing-thread.ts';
 import { openDatabase } from './index.ts';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
 
 const sizeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 
@@ -55,4 +59,27 @@ test('closing the database waits for the checkpoint thread, even when nothing el
   assert.equal(run.stderr, '');
   assert.equal(run.stdout.trim(), 'closed');
   assert.equal(run.status, 0);
+});
+
+test('checkpoints and signatures share one background thread, and each can stop without the other', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-checkpoint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const signer = new SigningThread();
+  t.after(() => signer.close());
+  const problems: string[] = [];
+  const checkpointer = startCheckpointer(path.join(dir, 'shared.db'), (message) => problems.push(message));
+  assert.equal(checkpointer.threadId, signer.threadId);
+  assert.notEqual(checkpointer.threadId, threadId, 'not the calling thread');
+
+  // The checkpoints stop; the thread stays for the signer, which still signs there.
+  await checkpointer.stop();
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const signature = await signer.sign(null, Buffer.from('after the checkpoints'), privateKey);
+  assert.ok(verify(null, Buffer.from('after the checkpoints'), publicKey, signature));
+
+  // A new checkpointer joins the same thread while the signer is attached.
+  const again = startCheckpointer(path.join(dir, 'shared.db'), (message) => problems.push(message));
+  assert.equal(again.threadId, signer.threadId);
+  await again.stop();
+  assert.deepEqual(problems, []);
 });
