@@ -223,7 +223,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     }
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     return {
-      options,
+      options: { ...options, rounds },
       results,
       startupMs,
       peakRssMb: peakRssMb(serviceProcess.pid ?? 0),

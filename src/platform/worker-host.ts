@@ -19,11 +19,12 @@ const { sign } = require('node:crypto');
 const { DatabaseSync } = require('node:sqlite');
 const keys = new Map();
 const checkpoints = new Map();
+const describe = (error) => String((error && error.message) || error);
 const checkpoint = (client, db) => {
   try {
     db.exec('PRAGMA wal_checkpoint(PASSIVE)');
   } catch (error) {
-    parentPort.postMessage({ client, error: String((error && error.message) || error) });
+    parentPort.postMessage({ client, error: describe(error) });
   }
 };
 const roles = {
@@ -33,7 +34,7 @@ const roles = {
       try {
         return sign(algorithm, data, keys.get(name));
       } catch (error) {
-        return String((error && error.message) || error);
+        return describe(error);
       }
     }) });
   },
@@ -46,7 +47,7 @@ const roles = {
       db.exec('PRAGMA busy_timeout = 5000; PRAGMA synchronous = FULL;');
       checkpoints.set(client, { db, timer: setInterval(() => checkpoint(client, db), intervalMs) });
     } catch (error) {
-      parentPort.postMessage({ client, error: String((error && error.message) || error), stopped: true });
+      parentPort.postMessage({ client, error: describe(error), stopped: true });
     }
   },
   checkpointStop({ client }) {
