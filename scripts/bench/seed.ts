@@ -6,7 +6,7 @@ import { createIdGenerator } from '../../src/core/ids.ts';
 import { hmacSign, signingMessage } from '../../src/core/proof-signature.ts';
 import { signReceipt } from '../../src/core/receipt.ts';
 import { openDatabase } from '../../src/db/index.ts';
-import type { NewProofRow } from '../../src/proofs/proofs-store.ts';
+import { insertProofs, type NewProofRow } from '../../src/proofs/proofs-store.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
 
 const WORDS = [
@@ -84,10 +84,7 @@ export async function seed(
       }
       await database.db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += 500)
-          await trx
-            .insertInto('proofs')
-            .values(rows.slice(i, i + 500))
-            .execute();
+          await insertProofs(trx, rows.slice(i, i + 500), database.engine === 'sqlite' ? 'fts' : 'none');
       });
       if ((done / batchSize) % 50 === 0) log(`seeded ${Math.min(count, done + batchSize)} of ${count}`);
     }

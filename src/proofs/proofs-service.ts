@@ -118,6 +118,7 @@ export class ProofsService {
         const ids = await store.insertProofs(
           trx,
           items.map((item) => item.row),
+          deps.engine === 'sqlite' ? 'fts' : 'none',
         );
         if (deps.onCreated && ids.size > 0) {
           events = await deps.onCreated(

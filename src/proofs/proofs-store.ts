@@ -59,14 +59,28 @@ export async function findByIdempotencyKey(
 /**
  * Inserts the rows in one statement (one commit). A row whose (scope, key) is already taken, by an
  * earlier proof or by an earlier row of the same batch, is skipped. Returns the ids actually inserted.
+ * On SQLite (`labelIndex: 'fts'`) the new labels then enter the FTS5 trigram index in one statement:
+ * call it inside a transaction, so the proofs and their index entries commit together.
  */
-export async function insertProofs(db: Db, rows: NewProofRow[]): Promise<Set<string>> {
+export async function insertProofs(
+  db: Db,
+  rows: NewProofRow[],
+  labelIndex: 'fts' | 'none',
+): Promise<Set<string>> {
   const inserted = await db
     .insertInto('proofs')
     .values(rows)
     .onConflict((oc) => oc.columns(['idempotency_scope', 'idempotency_key']).doNothing())
-    .returning('id')
+    .returning(['id', 'seq'])
     .execute();
+  if (labelIndex === 'fts' && inserted.length > 0) {
+    // One writer at a time on SQLite: the rows between the first and last new seq are this batch's.
+    let [low, high] = [Infinity, -Infinity];
+    for (const { seq } of inserted) [low, high] = [Math.min(low, seq), Math.max(high, seq)];
+    await sql`insert into proofs_label_fts (rowid, label_folded) select seq, label_folded from proofs where seq between ${low} and ${high}`.execute(
+      db,
+    );
+  }
   return new Set(inserted.map((row) => row.id));
 }
 

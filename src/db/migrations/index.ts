@@ -6,6 +6,7 @@ import * as m0003 from './0003-label-search.ts';
 import * as m0004 from './0004-receipts.ts';
 import * as m0005 from './0005-log.ts';
 import * as m0006 from './0006-timestamps.ts';
+import * as m0007 from './0007-label-index-by-batch.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0004-receipts': m0004,
   '0005-log': m0005,
   '0006-timestamps': m0006,
+  '0007-label-index-by-batch': m0007,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {
