@@ -79,7 +79,7 @@ function schemaOf(dataDir: string): string {
   return schema;
 }
 
-async function dropTestSchema(dataDir: string): Promise<void> {
+export async function dropTestSchema(dataDir: string): Promise<void> {
   const base = process.env.TEST_DATABASE_URL;
   const file = path.join(dataDir, '.postgres-schema');
   if (base === undefined || base === '' || !existsSync(file)) return;

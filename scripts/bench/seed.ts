@@ -84,7 +84,7 @@ export async function seed(
       }
       await database.db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += 500)
-          await insertProofs(trx, rows.slice(i, i + 500), database.engine === 'sqlite' ? 'fts' : 'none');
+          await insertProofs(trx, database.engine, rows.slice(i, i + 500));
       });
       if ((done / batchSize) % 50 === 0) log(`seeded ${Math.min(count, done + batchSize)} of ${count}`);
     }

@@ -1,5 +1,5 @@
 import { BoundedMap } from '../core/bounded-map.ts';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type pino from 'pino';
 import {
   consistencyPath,
@@ -270,7 +270,7 @@ export class LogService {
       const oldSize = Number(head.tree_size);
       const rows = await trx
         .selectFrom('proofs')
-        .select(['id', 'created_at', 'content_hash', 'metadata_hash', 'label'])
+        .select(['seq', 'id', 'created_at', 'content_hash', 'metadata_hash', 'label'])
         .where('leaf_index', 'is', null)
         .orderBy('seq')
         .limit(BATCH)
@@ -299,7 +299,7 @@ export class LogService {
           { level: n.level - 1, index: 2 * n.index + 1 },
         ])
         .filter((n) => n.index < Math.floor(oldSize / 2 ** n.level));
-      for (const [key, hash] of await fetchNodes(trx, stored)) nodes.set(key, hash);
+      for (const [key, hash] of await fetchNodes(trx, engine, stored)) nodes.set(key, hash);
       for (const { level, index } of created) {
         if (level === 0) continue;
         const get = getterOf(nodes);
@@ -308,7 +308,7 @@ export class LogService {
       const rootNodes = nodesNeeded((get) => treeRoot(newSize, get)).filter(
         (n) => !nodes.has(nodeKey(n.level, n.index)),
       );
-      for (const [key, hash] of await fetchNodes(trx, rootNodes)) nodes.set(key, hash);
+      for (const [key, hash] of await fetchNodes(trx, engine, rootNodes)) nodes.set(key, hash);
       const root = Buffer.from(treeRoot(newSize, getterOf(nodes)));
 
       const values = created.map(({ level, index }) => ({
@@ -316,18 +316,29 @@ export class LogService {
         idx: index,
         hash: Buffer.from(getterOf(nodes)(level, index)).toString('base64'),
       }));
-      for (let i = 0; i < values.length; i += 1000) {
-        await trx
-          .insertInto('log_nodes')
-          .values(values.slice(i, i + 1000))
-          .execute();
-      }
-      for (let i = 0; i < rows.length; i += 500) {
-        const chunk = rows.slice(i, i + 500);
-        const list = sql.join(chunk.map((row, j) => sql`(${row.id}, cast(${oldSize + i + j} as bigint))`));
-        await sql`with v(id, idx) as (values ${list}) update proofs set leaf_index = v.idx from v where proofs.id = v.id`.execute(
-          trx,
-        );
+      if (engine === 'sqlite') {
+        await trx.executeQuery({
+          ...SQLITE.insertNodes,
+          parameters: [JSON.stringify(values.map((node) => [node.level, node.idx, node.hash]))],
+        });
+        await trx.executeQuery({
+          ...SQLITE.setLeafIndexes,
+          parameters: [JSON.stringify(rows.map((row, i) => [row.seq, oldSize + i]))],
+        });
+      } else {
+        for (let i = 0; i < values.length; i += 1000) {
+          await trx
+            .insertInto('log_nodes')
+            .values(values.slice(i, i + 1000))
+            .execute();
+        }
+        for (let i = 0; i < rows.length; i += 500) {
+          const chunk = rows.slice(i, i + 500);
+          const list = sql.join(chunk.map((row, j) => sql`(${row.id}, cast(${oldSize + i + j} as bigint))`));
+          await sql`with v(id, idx) as (values ${list}) update proofs set leaf_index = v.idx from v where proofs.id = v.id`.execute(
+            trx,
+          );
+        }
       }
       const checkpoint = this.#sign(newSize, root);
       await trx
@@ -443,7 +454,7 @@ export class LogService {
         hashes: inclusionPath(leafIndex, size, get),
         root: signedRoot ?? treeRoot(size, get),
       });
-      path = compute(getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute))));
+      path = compute(getterOf(await fetchNodes(this.#deps.db, this.#deps.engine, nodesNeeded(compute))));
       this.#inclusions.set(key, path);
     }
     const { hashes, root } = path;
@@ -463,7 +474,7 @@ export class LogService {
     if (to > current) throw badSize('to', `is larger than the log (${current} entries)`);
     if (from > to) throw badSize('from', 'must not be larger than to');
     const compute = (get: NodeGetter) => consistencyPath(from, to, get);
-    return compute(getterOf(await fetchNodes(this.#deps.db, nodesNeeded(compute))));
+    return compute(getterOf(await fetchNodes(this.#deps.db, this.#deps.engine, nodesNeeded(compute))));
   }
 
   /** A tile of hashes (level L covers binary level 8L), `width` entries from the start; undefined when not there yet. */
@@ -543,11 +554,46 @@ export class LogService {
   }
 }
 
+/**
+ * SQLite statements that take a whole list as one JSON parameter, so each is the same for any number of
+ * entries: prepared once, instead of once per list length and kept in the statement cache (a step of a
+ * few hundred proofs made statements of 100–200 KB each).
+ */
+const SQLITE = {
+  insertNodes: CompiledQuery.raw(
+    'insert into log_nodes (level, idx, hash) select value ->> 0, value ->> 1, value ->> 2 from json_each(?)',
+  ),
+  setLeafIndexes: CompiledQuery.raw(
+    'update proofs set leaf_index = j.value ->> 1 from json_each(?) as j where proofs.seq = j.value ->> 0',
+  ),
+  fetchNodes: CompiledQuery.raw(
+    'select n.level, n.idx, n.hash from json_each(?) as j join log_nodes as n on n.level = j.value ->> 0 and n.idx = j.value ->> 1',
+  ),
+};
+
 async function fetchNodes(
   db: Db,
+  engine: 'sqlite' | 'postgres',
   wanted: { level: number; index: number }[],
 ): Promise<Map<string, Uint8Array>> {
   const found = new Map<string, Uint8Array>();
+  const keep = (rows: { level: number; idx: number; hash: string }[]) => {
+    for (const row of rows)
+      found.set(nodeKey(Number(row.level), Number(row.idx)), Buffer.from(row.hash, 'base64'));
+  };
+  if (wanted.length === 0) return found;
+  if (engine === 'sqlite') {
+    const parameters = [JSON.stringify(wanted.map(({ level, index }) => [level, index]))];
+    keep(
+      (
+        await db.executeQuery<{ level: number; idx: number; hash: string }>({
+          ...SQLITE.fetchNodes,
+          parameters,
+        })
+      ).rows,
+    );
+    return found;
+  }
   // One query for a proof's worth of nodes (a few dozen); chunks keep big batches under parameter limits.
   for (let i = 0; i < wanted.length; i += 250) {
     const chunk = wanted.slice(i, i + 250);
@@ -560,8 +606,7 @@ async function fetchNodes(
       chunk.map(({ level, index }) => sql`(level = ${level} and idx = ${index})`),
       sql` or `,
     )}`.execute(db);
-    for (const row of rows)
-      found.set(nodeKey(Number(row.level), Number(row.idx)), Buffer.from(row.hash, 'base64'));
+    keep(rows);
   }
   return found;
 }

@@ -117,8 +117,8 @@ export class ProofsService {
       const inserted = await deps.db.transaction().execute(async (trx) => {
         const ids = await store.insertProofs(
           trx,
+          deps.engine,
           items.map((item) => item.row),
-          deps.engine === 'sqlite' ? 'fts' : 'none',
         );
         if (deps.onCreated && ids.size > 0) {
           events = await deps.onCreated(

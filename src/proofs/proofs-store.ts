@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
 import { isPlausibleId } from '../core/ids.ts';
@@ -56,30 +56,83 @@ export async function findByIdempotencyKey(
   return (await db.executeQuery<ProofRow>({ ...query, parameters: [scope, key] })).rows[0];
 }
 
+/** Every column a new proof's row sets (all but `seq`, which the database assigns). */
+const PROOF_COLUMNS = [
+  'id',
+  'created_at',
+  'content_hash',
+  'label',
+  'label_folded',
+  'metadata_hash',
+  'metadata_keys',
+  'signature',
+  'key_id',
+  'idempotency_scope',
+  'idempotency_key',
+  'request_fingerprint',
+  'account_id',
+  'created_via',
+  'payment_network',
+  'payment_payer',
+  'payment_transaction',
+  'payment_amount',
+  'receipt',
+  'receipt_key_id',
+  'leaf_index',
+  'tst_signature',
+  'tst_key_id',
+] as const satisfies readonly (keyof NewProofRow)[];
+// Adding a column to the table without adding it here fails the type check.
+const everyColumn: Exclude<keyof NewProofRow, 'seq' | (typeof PROOF_COLUMNS)[number]> extends never
+  ? true
+  : false = true;
+void everyColumn;
+
+/**
+ * SQLite: the whole batch as one JSON parameter, so the statement is the same for any number of rows
+ * (prepared once). A statement per batch size would be prepared again for each new size and kept in
+ * the statement cache, about 100 KB each. The rows go in the array's order; `where true` lets SQLite
+ * parse the `on conflict` that follows a `select`.
+ */
+const INSERT_FROM_JSON = CompiledQuery.raw(
+  `insert into proofs (${PROOF_COLUMNS.join(', ')}) select ${PROOF_COLUMNS.map((column) => `value ->> '${column}'`).join(', ')} from json_each(?) where true on conflict (idempotency_scope, idempotency_key) do nothing returning id, seq`,
+);
+/** SQLite: the labels of new proofs enter the FTS5 trigram index (migration 0007). */
+const INDEX_LABELS = CompiledQuery.raw(
+  'insert into proofs_label_fts (rowid, label_folded) select seq, label_folded from proofs where seq between ? and ?',
+);
+
 /**
  * Inserts the rows in one statement (one commit). A row whose (scope, key) is already taken, by an
  * earlier proof or by an earlier row of the same batch, is skipped. Returns the ids actually inserted.
- * On SQLite (`labelIndex: 'fts'`) the new labels then enter the FTS5 trigram index in one statement:
- * call it inside a transaction, so the proofs and their index entries commit together.
+ * On SQLite the new labels then enter the FTS5 trigram index in one statement: call it inside a
+ * transaction, so the proofs and their index entries commit together.
  */
 export async function insertProofs(
   db: Db,
+  engine: 'sqlite' | 'postgres',
   rows: NewProofRow[],
-  labelIndex: 'fts' | 'none',
 ): Promise<Set<string>> {
-  const inserted = await db
-    .insertInto('proofs')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['idempotency_scope', 'idempotency_key']).doNothing())
-    .returning(['id', 'seq'])
-    .execute();
-  if (labelIndex === 'fts' && inserted.length > 0) {
+  if (engine === 'postgres') {
+    const inserted = await db
+      .insertInto('proofs')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['idempotency_scope', 'idempotency_key']).doNothing())
+      .returning('id')
+      .execute();
+    return new Set(inserted.map((row) => row.id));
+  }
+  const inserted = (
+    await db.executeQuery<{ id: string; seq: number }>({
+      ...INSERT_FROM_JSON,
+      parameters: [JSON.stringify(rows)],
+    })
+  ).rows;
+  if (inserted.length > 0) {
     // One writer at a time on SQLite: the rows between the first and last new seq are this batch's.
     let [low, high] = [Infinity, -Infinity];
     for (const { seq } of inserted) [low, high] = [Math.min(low, seq), Math.max(high, seq)];
-    await sql`insert into proofs_label_fts (rowid, label_folded) select seq, label_folded from proofs where seq between ${low} and ${high}`.execute(
-      db,
-    );
+    await db.executeQuery({ ...INDEX_LABELS, parameters: [low, high] });
   }
   return new Set(inserted.map((row) => row.id));
 }
