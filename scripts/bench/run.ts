@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { seed, seedHash, seedLabel } from './seed.ts';
+import { SERVICE_NODE_FLAGS } from '../../src/platform/node-flags.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -54,8 +55,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Starts a server script with the service's Node flags (the baseline gets the same). */
 export function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [script], {
+  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { ADMIN_KEY, freePort, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
 import { finished, run, start, waitForHealth, type Run } from '../../test/process.ts';
 import { startWebhookReceiver } from '../../test/webhook-receiver.ts';
+import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 
 const CLI = path.join(import.meta.dirname, 'main.ts');
 
@@ -435,6 +436,15 @@ describe('reads, administration and errors', () => {
 });
 
 describe('hashproof serve', () => {
+  test('npm start gives the service the same Node flags', () => {
+    const { scripts } = JSON.parse(
+      readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8'),
+    ) as {
+      scripts: { start: string };
+    };
+    assert.equal(scripts.start, `node ${SERVICE_NODE_FLAGS.join(' ')} src/main.ts`);
+  });
+
   test('--port, --database and --mode set the service up over the environment; SIGTERM stops it cleanly', async () => {
     const port = await freePort();
     const database = path.join(work, 'served', 'other.db');
@@ -458,6 +468,13 @@ describe('hashproof serve', () => {
       assert.ok(existsSync(database), `the database is created at ${database}`);
       assert.ok(existsSync(path.join(work, 'served', 'keys')), 'the keys sit beside the database');
       assert.ok(!existsSync(path.join(work, 'not-this.db')));
+      // The service runs with the heap limits of `npm start` (platform/node-flags.ts).
+      const [service] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
+        .trim()
+        .split(' ');
+      const command = readFileSync(`/proc/${service}/cmdline`, 'utf8').split('\0');
+      for (const flag of SERVICE_NODE_FLAGS)
+        assert.ok(command.includes(flag), `${flag} in ${command.join(' ')}`);
     } finally {
       child.kill('SIGTERM');
     }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { signingMessage } from '../core/proof-signature.ts';
+import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 import {
   createClient,
   hashFile,
@@ -290,7 +291,7 @@ async function serve(values: Values): Promise<number> {
   if (values.mode) env.PAYMENT_MODE = values.mode;
   // main.ts beside the sources, main.js in the compiled package.
   const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry], {
     env,
     stdio: 'inherit',
   });

@@ -21,7 +21,7 @@ export const METADATA_MAX_DEPTH = 32;
 export const REDACTED = '[redacted]';
 /** Signature-check results kept (oldest dropped first): about 4 MB at most. */
 const CHECK_CACHE_SIZE = 10_000;
-/** Sequenced proofs kept for reads (oldest dropped first): about 20 MB at most. */
+/** Sequenced proofs kept for reads (oldest dropped first): about 10 MB at most. */
 const PROOF_CACHE_SIZE = 10_000;
 
 /** Who asks for a proof: decides the idempotency scope and what the proof records (DECISIONS §3). */
@@ -106,7 +106,7 @@ export class ProofsService {
    * index, and never again (nothing updates or deletes proofs), so these answer reads exactly as the
    * store would, on any instance.
    */
-  readonly #sequenced = new BoundedMap<string, { row: ProofRow; proof: Proof }>(PROOF_CACHE_SIZE);
+  readonly #sequenced = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
   /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
   readonly #charging = new Map<string, Promise<void>>();
 
@@ -243,8 +243,8 @@ export class ProofsService {
     return (await this.#find(id))?.proof;
   }
 
-  /** A stored proof and its row: from the store, or from memory once it is in the log. */
-  async #find(id: string): Promise<{ row: ProofRow; proof: Proof } | undefined> {
+  /** A stored proof: from the store, or from memory once it is in the log. */
+  async #find(id: string): Promise<Found | undefined> {
     const known = this.#sequenced.get(id);
     if (known !== undefined) return known;
     const row = await store.findById(this.#deps.db, id);
@@ -252,10 +252,10 @@ export class ProofsService {
   }
 
   /** The proof of a row just read; kept once the row is in the log, reused when already kept. */
-  #remembered(row: ProofRow): { row: ProofRow; proof: Proof } {
+  #remembered(row: ProofRow): Found {
     const known = this.#sequenced.get(row.id);
     if (known !== undefined) return known;
-    const found = { row, proof: deepFreeze(this.#toProof(row)) };
+    const found = { proof: deepFreeze(this.#toProof(row)), tstSignature: row.tst_signature ?? null };
     if (row.leaf_index !== null && row.leaf_index !== undefined) this.#sequenced.set(row.id, found);
     return found;
   }
@@ -289,9 +289,9 @@ export class ProofsService {
   async timestampToken(id: string): Promise<Buffer | null | undefined> {
     const found = await this.#find(id);
     if (found === undefined) return undefined;
-    const { row, proof } = found;
-    if (row.tst_signature === null || row.tst_signature === undefined) return null;
-    return this.#deps.tsa.token(proofTokenRequest(proof), Buffer.from(row.tst_signature, 'base64'));
+    const { proof, tstSignature } = found;
+    if (tstSignature === null) return null;
+    return this.#deps.tsa.token(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64'));
   }
 
   /** Newest first, signatures redacted (DECISIONS §4). */
@@ -394,6 +394,16 @@ export class ProofsService {
           : { origin: this.#deps.logOrigin, leafIndex: Number(row.leaf_index) },
     };
   }
+}
+
+/**
+ * A stored proof as reads need it: its document and the one stored field the document does not carry
+ * (the TSA signature its token is rebuilt from), without the rest of the row: 10,000 of them and their
+ * signature checks take about 13 MB, against 35 MB with the whole row.
+ */
+interface Found {
+  proof: Proof;
+  tstSignature: string | null;
 }
 
 interface DescribedRequest {
