@@ -26,15 +26,21 @@ const WORDS = [
 export const seedHash = (n: number): string => 'sha256:' + sha256Hex(`seed-${n}`);
 export const seedLabel = (n: number): string => `${WORDS[n % WORDS.length]} ${n}`;
 
+/** At most this many ids of seeded proofs are returned, spread evenly over all of them. */
+const SAMPLE_SIZE = 20_000;
+
 /**
  * Fills the configured database with `count` valid, signed proofs (the same rows the service would
- * write), in large transactions. Reads DATABASE_URL and SIGNING_KEYS_DIR like the service.
+ * write), in large transactions. Reads DATABASE_URL and SIGNING_KEYS_DIR like the service. Returns the
+ * ids of up to 20,000 of them, spread evenly, for reads of many different proofs.
  */
 export async function seed(
   env: NodeJS.ProcessEnv,
   count: number,
   log: (line: string) => void = () => {},
-): Promise<void> {
+): Promise<string[]> {
+  const sample: string[] = [];
+  const every = Math.max(1, Math.ceil(count / SAMPLE_SIZE));
   const config = loadConfig(env);
   const keyring = Keyring.open(config.signingKeysDir);
   const database = await openDatabase(config.database);
@@ -50,6 +56,7 @@ export async function seed(
       for (let n = done; n < Math.min(count, done + batchSize); n++) {
         const createdAt = start + n;
         const id = ids.next('proof', createdAt);
+        if (n % every === 0) sample.push(id);
         const fields = {
           id,
           timestamp: new Date(createdAt).toISOString(),
@@ -91,6 +98,7 @@ export async function seed(
   } finally {
     await database.close();
   }
+  return sample;
 }
 
 if (import.meta.main) {
