@@ -302,12 +302,19 @@ export class ProofsService {
   ): Promise<ProofPage> {
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
     const labelSearch = this.#deps.engine === 'sqlite' ? 'fts' : 'like';
-    const rows = await store.listProofs(this.#deps.db, { ...filter, beforeSeq, labelSearch }, limit);
-    const page = rows.slice(0, limit);
+    const found = await store.listProofs(this.#deps.db, { ...filter, beforeSeq, labelSearch }, limit);
+    const page = found.slice(0, limit);
+    // Proofs already in memory are not read again: reading a row costs more than finding it.
+    const known = new Map(page.map(({ id }) => [id, this.#sequenced.get(id)]));
+    const missing = page.filter(({ id }) => known.get(id) === undefined).map(({ id }) => id);
+    for (const row of await store.findByIds(this.#deps.db, missing)) known.set(row.id, this.#remembered(row));
     const last = page.at(-1);
     return {
-      proofs: page.map((row) => ({ ...this.#remembered(row).proof, signature: REDACTED })),
-      nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+      proofs: page.flatMap(({ id }) => {
+        const proof = known.get(id)?.proof;
+        return proof === undefined ? [] : [{ ...proof, signature: REDACTED }];
+      }),
+      nextCursor: found.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
   }
 

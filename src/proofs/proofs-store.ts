@@ -47,6 +47,12 @@ export async function findById(db: Db, id: string): Promise<ProofRow | undefined
   return (await db.executeQuery<ProofRow>({ ...query, parameters: [id] })).rows[0];
 }
 
+/** The stored rows of these proofs, in no particular order (an unknown id has none). */
+export async function findByIds(db: Db, ids: string[]): Promise<ProofRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('proofs').selectAll().where('id', 'in', ids).execute();
+}
+
 export async function findByIdempotencyKey(
   db: Db,
   scope: string,
@@ -137,11 +143,18 @@ export async function insertProofs(
   return new Set(inserted.map((row) => row.id));
 }
 
-/** Newest first; `limit + 1` rows are read so the caller can tell whether another page exists. */
-export async function listProofs(db: Db, filter: ProofFilter, limit: number): Promise<ProofRow[]> {
+/**
+ * The proofs that match, newest first, as their `seq` and id only (the caller reads the rows it does not
+ * already hold, `findByIds`); `limit + 1` are read so the caller can tell whether another page exists.
+ */
+export async function listProofs(
+  db: Db,
+  filter: ProofFilter,
+  limit: number,
+): Promise<{ seq: number; id: string }[]> {
   let query = db
     .selectFrom('proofs')
-    .selectAll()
+    .select(['seq', 'id'])
     .orderBy('seq', 'desc')
     .limit(limit + 1);
   if (filter.contentHash !== undefined) query = query.where('content_hash', '=', filter.contentHash);

@@ -157,6 +157,36 @@ describe('GET /api/proofs/recent', () => {
 });
 
 describe('GET /api/proofs/search', () => {
+  test('a page holds each proof as its own document, whether the service already holds it in memory or not', async () => {
+    const label = `mixed page ${Date.now()}`;
+    const made = [await create({ label }), await create({ label }), await create({ label })];
+    // Once in the log, a proof read by id is kept in memory; the other two are read from the store.
+    let middle: any;
+    for (let i = 0; i < 100; i++) {
+      middle = (await api(server.baseUrl, `/api/proofs/${made[1]!.id}`)).body.proof;
+      if (middle.log !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.notEqual(middle.log, null, 'the proof entered the log');
+    // The newest one too (the next leaf), without reading it: the documents compared below are final.
+    for (let i = 0; i < 100; i++) {
+      const size = Number((await (await fetch(`${server.baseUrl}/log/checkpoint`)).text()).split('\n')[1]);
+      if (size > middle.log.leafIndex + 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const res = await api(server.baseUrl, `/api/proofs/search?q=${encodeURIComponent(label)}`);
+    assert.equal(res.status, 200);
+    const expected = await Promise.all(
+      [...made]
+        .reverse()
+        .map(async (proof) => (await api(server.baseUrl, `/api/proofs/${proof.id}`)).body.proof),
+    );
+    assert.deepEqual(
+      res.body.proofs,
+      expected.map((proof) => ({ ...proof, signature: '[redacted]' })),
+    );
+  });
+
   test('finds by each parameter, combined with AND', async () => {
     const hash = sampleHash(424242);
     const target = await create({ contentHash: hash, label: 'Quarterly Report FINAL', metadata: { q: 3 } });
