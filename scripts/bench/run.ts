@@ -156,7 +156,20 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     let counter = 0;
     // Many different proofs, one after another: reads the cache cannot answer, and caches filled.
     let next = 0;
-    const spread = () => seededIds[next++ % seededIds.length] ?? proofId;
+    const overSeeded = (path: string) => ({
+      route: `GET ${path}{id} (${seededIds.length} proofs)`,
+      opts: {
+        url: service,
+        requests: [
+          {
+            setupRequest: (req: autocannon.Request) => ({
+              ...req,
+              path: `${path}${seededIds[next++ % seededIds.length] ?? proofId}`,
+            }),
+          },
+        ],
+      },
+    });
     const routes: { route: string; opts: autocannon.Options }[] = [
       {
         route: 'POST /api/proof/notarize (new keys)',
@@ -179,21 +192,9 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         },
       },
       { route: 'GET /api/proofs/{id}', opts: { url: `${service}/api/proofs/${proofId}` } },
-      {
-        route: `GET /api/proofs/{id} (${seededIds.length} proofs)`,
-        opts: {
-          url: service,
-          requests: [{ setupRequest: (req) => ({ ...req, path: `/api/proofs/${spread()}` }) }],
-        },
-      },
+      overSeeded('/api/proofs/'),
       { route: 'GET /api/verify/proofs/{id}', opts: { url: `${service}/api/verify/proofs/${proofId}` } },
-      {
-        route: `GET /api/verify/proofs/{id} (${seededIds.length} proofs)`,
-        opts: {
-          url: service,
-          requests: [{ setupRequest: (req) => ({ ...req, path: `/api/verify/proofs/${spread()}` }) }],
-        },
-      },
+      overSeeded('/api/verify/proofs/'),
       { route: 'GET /api/proofs/recent', opts: { url: `${service}/api/proofs/recent` } },
       {
         route: 'GET /api/proofs/search?contentHash',
