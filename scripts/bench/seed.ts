@@ -8,6 +8,7 @@ import { signReceipt } from '../../src/core/receipt.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import { insertProofs, type NewProofRow } from '../../src/proofs/proofs-store.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
+import { proofTokenRequest, Tsa } from '../../src/tsa/tsa.ts';
 
 const WORDS = [
   'release',
@@ -43,6 +44,7 @@ export async function seed(
   const every = Math.max(1, Math.ceil(count / SAMPLE_SIZE));
   const config = loadConfig(env);
   const keyring = Keyring.open(config.signingKeysDir);
+  const tsa = await Tsa.open(config.signingKeysDir, new URL(config.publicBaseUrl).host);
   const database = await openDatabase(config.database);
   const ids = createIdGenerator();
   const key = keyring.active;
@@ -87,6 +89,8 @@ export async function seed(
           payment_amount: null,
           receipt: signReceipt(receiptKey.privateKey, signingMessage(fields)),
           receipt_key_id: receiptKey.keyId,
+          tst_signature: tsa.sign(proofTokenRequest(fields)).toString('base64'),
+          tst_key_id: tsa.keyId,
         });
       }
       await database.db.transaction().execute(async (trx) => {
