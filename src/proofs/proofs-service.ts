@@ -301,13 +301,13 @@ export class ProofsService {
     cursor: string | undefined,
   ): Promise<ProofPage> {
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
-    const labelSearch = this.#deps.engine === 'sqlite' ? 'fts' : 'like';
-    const found = await store.listProofs(this.#deps.db, { ...filter, beforeSeq, labelSearch }, limit);
+    const { db, engine } = this.#deps;
+    const found = await store.listProofs(db, engine, { ...filter, beforeSeq }, limit);
     const page = found.slice(0, limit);
     // Proofs already in memory are not read again: reading a row costs more than finding it.
     const known = new Map(page.map(({ id }) => [id, this.#sequenced.get(id)]));
     const missing = page.filter(({ id }) => known.get(id) === undefined).map(({ id }) => id);
-    for (const row of await store.findByIds(this.#deps.db, missing)) known.set(row.id, this.#remembered(row));
+    for (const row of await store.findByIds(db, engine, missing)) known.set(row.id, this.#remembered(row));
     const last = page.at(-1);
     return {
       proofs: page.flatMap(({ id }) => {

@@ -1,14 +1,13 @@
-import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
+import { CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
 import { isPlausibleId } from '../core/ids.ts';
 
+type Engine = 'sqlite' | 'postgres';
 export type ProofRow = Selectable<ProofsTable>;
 export type NewProofRow = Insertable<ProofsTable>;
 
 export interface ProofFilter {
-  /** How to match part of a label: through the FTS5 trigram table (SQLite) or LIKE on the column (pg_trgm). */
-  labelSearch?: 'fts' | 'like';
   q?: { text: string; folded: string; hash: string | undefined };
   contentHash?: string;
   metadataHash?: string;
@@ -48,9 +47,16 @@ export async function findById(db: Db, id: string): Promise<ProofRow | undefined
 }
 
 /** The stored rows of these proofs, in no particular order (an unknown id has none). */
-export async function findByIds(db: Db, ids: string[]): Promise<ProofRow[]> {
+export async function findByIds(db: Db, engine: Engine, ids: string[]): Promise<ProofRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('proofs').selectAll().where('id', 'in', ids).execute();
+  // One statement for any number of ids (see INSERT_FROM_JSON), written as SQL like `listProofs`.
+  const query =
+    engine === 'sqlite'
+      ? CompiledQuery.raw('select * from proofs where id in (select value from json_each(?))', [
+          JSON.stringify(ids),
+        ])
+      : CompiledQuery.raw('select * from proofs where id = any($1)', [ids]);
+  return (await db.executeQuery<ProofRow>(query)).rows;
 }
 
 export async function findByIdempotencyKey(
@@ -114,11 +120,7 @@ const INDEX_LABELS = CompiledQuery.raw(
  * On SQLite the new labels then enter the FTS5 trigram index in one statement: call it inside a
  * transaction, so the proofs and their index entries commit together.
  */
-export async function insertProofs(
-  db: Db,
-  engine: 'sqlite' | 'postgres',
-  rows: NewProofRow[],
-): Promise<Set<string>> {
+export async function insertProofs(db: Db, engine: Engine, rows: NewProofRow[]): Promise<Set<string>> {
   if (engine === 'postgres') {
     const inserted = await db
       .insertInto('proofs')
@@ -146,34 +148,44 @@ export async function insertProofs(
 /**
  * The proofs that match, newest first, as their `seq` and id only (the caller reads the rows it does not
  * already hold, `findByIds`); `limit + 1` are read so the caller can tell whether another page exists.
+ * Written as SQL from fixed pieces: Kysely took twice as long to build and compile this query as
+ * SQLite took to answer it (60 against 30 µs for a search by content hash).
  */
 export async function listProofs(
   db: Db,
+  engine: Engine,
   filter: ProofFilter,
   limit: number,
 ): Promise<{ seq: number; id: string }[]> {
-  let query = db
-    .selectFrom('proofs')
-    .select(['seq', 'id'])
-    .orderBy('seq', 'desc')
-    .limit(limit + 1);
-  if (filter.contentHash !== undefined) query = query.where('content_hash', '=', filter.contentHash);
-  if (filter.metadataHash !== undefined) query = query.where('metadata_hash', '=', filter.metadataHash);
-  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
-  if (filter.idempotencyKey !== undefined) query = query.where('idempotency_key', '=', filter.idempotencyKey);
-  if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq);
+  // SQLite numbers `?` by position: each piece is added to the text as its parameter is added here.
+  const parameters: unknown[] = [];
+  const param = (value: unknown): string => {
+    parameters.push(value);
+    return engine === 'sqlite' ? '?' : `$${parameters.length}`;
+  };
+  const where: string[] = [];
+  if (filter.contentHash !== undefined) where.push(`content_hash = ${param(filter.contentHash)}`);
+  if (filter.metadataHash !== undefined) where.push(`metadata_hash = ${param(filter.metadataHash)}`);
+  if (filter.accountId !== undefined) where.push(`account_id = ${param(filter.accountId)}`);
+  if (filter.idempotencyKey !== undefined) where.push(`idempotency_key = ${param(filter.idempotencyKey)}`);
+  if (filter.beforeSeq !== undefined) where.push(`seq < ${param(filter.beforeSeq)}`);
   const q = filter.q;
   if (q !== undefined) {
-    // FTS5 answers GLOB from its trigram index (LIKE … ESCAPE it would scan); both sides are case-folded.
-    const label =
-      filter.labelSearch === 'fts'
-        ? sql<boolean>`seq in (select rowid from proofs_label_fts where label_folded glob ${'*' + q.folded.replace(/[*?[]/g, (c) => `[${c}]`) + '*'})`
-        : sql<boolean>`label_folded like ${'%' + q.folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%'} escape '\\'`;
-    query = query.where((eb) => {
-      const terms = [eb('id', '=', q.text), eb('account_id', '=', q.text), label];
-      if (q.hash !== undefined) terms.push(eb('content_hash', '=', q.hash), eb('metadata_hash', '=', q.hash));
-      return eb.or(terms);
-    });
+    const terms = [`id = ${param(q.text)}`, `account_id = ${param(q.text)}`];
+    // SQLite: FTS5 answers GLOB from its trigram index (LIKE … ESCAPE would scan it). PostgreSQL: LIKE,
+    // answered by the pg_trgm index on the column. Both sides are case-folded.
+    terms.push(
+      engine === 'sqlite'
+        ? `seq in (select rowid from proofs_label_fts where label_folded glob ${param('*' + q.folded.replace(/[*?[]/g, (c) => `[${c}]`) + '*')})`
+        : `label_folded like ${param('%' + q.folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%')} escape '\\'`,
+    );
+    if (q.hash !== undefined)
+      terms.push(`content_hash = ${param(q.hash)}`, `metadata_hash = ${param(q.hash)}`);
+    where.push(`(${terms.join(' or ')})`);
   }
-  return query.execute();
+  const text =
+    'select seq, id from proofs' +
+    (where.length > 0 ? ` where ${where.join(' and ')}` : '') +
+    ` order by seq desc limit ${param(limit + 1)}`;
+  return (await db.executeQuery<{ seq: number; id: string }>(CompiledQuery.raw(text, parameters))).rows;
 }
