@@ -566,6 +566,9 @@ export class LogService {
   }
 }
 
+/** Node indexes stay below 2^40 (a trillion leaves), so a level and an index fit one safe integer. */
+const NODE_INDEX_BITS = 40;
+
 /**
  * SQLite statements that take a whole list as one JSON parameter, so each is the same for any number of
  * entries: prepared once, instead of once per list length and kept in the statement cache (a step of a
@@ -578,8 +581,9 @@ const SQLITE = {
   setLeafIndexes: CompiledQuery.raw(
     'update proofs set leaf_index = j.value ->> 1 from json_each(?) as j where proofs.seq = j.value ->> 0',
   ),
+  /** Each node as one integer, level · 2^40 + index: half the time of [level, index] pairs, parsed twice. */
   fetchNodes: CompiledQuery.raw(
-    'select n.level, n.idx, n.hash from json_each(?) as j join log_nodes as n on n.level = j.value ->> 0 and n.idx = j.value ->> 1',
+    `select n.level, n.idx, n.hash from json_each(?) as j join log_nodes as n on n.level = j.value >> ${NODE_INDEX_BITS} and n.idx = j.value & ${2 ** NODE_INDEX_BITS - 1}`,
   ),
 };
 
@@ -595,7 +599,9 @@ async function fetchNodes(
   };
   if (wanted.length === 0) return found;
   if (engine === 'sqlite') {
-    const parameters = [JSON.stringify(wanted.map(({ level, index }) => [level, index]))];
+    const parameters = [
+      JSON.stringify(wanted.map(({ level, index }) => level * 2 ** NODE_INDEX_BITS + index)),
+    ];
     keep(
       (
         await db.executeQuery<{ level: number; idx: number; hash: string }>({
