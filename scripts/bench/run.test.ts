@@ -1,18 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatReport, medianByRatio, runBenchmark } from './run.ts';
+import { BARE_READ, formatReport, medianByRatio, runBenchmark } from './run.ts';
 
 // A smoke run: keeps the harness working. It measures nothing worth reading (the runs are tiny).
 test('the benchmark harness runs every route against the service and the bare baseline', async () => {
   const report = await runBenchmark({ durationSeconds: 1, connections: 4, database: 'sqlite', proofs: 200 });
-  assert.equal(report.results.length, 9);
+  assert.equal(report.results.length, 10);
   for (const result of report.results) {
     assert.ok(result.requestsPerSecond > 0, result.route);
     assert.ok(result.baselineRequestsPerSecond > 0, result.route);
     assert.equal(result.errors, 0, result.route);
     assert.equal(result.non2xx, 0, result.route);
     assert.ok(result.ratio > 0 && Number.isFinite(result.ratio));
-    // Reads of one URL are also timed alone; the POST routes and the reads of many proofs are not.
+    // Reads of one URL of the service are also timed alone; the POST routes, the reads of many proofs
+    // and the bare server's copy of an answer are not.
     if (result.route.startsWith('GET') && !result.route.endsWith('proofs)'))
       assert.ok(result.aloneP50Ms !== undefined && result.aloneP50Ms > 0);
     else assert.equal(result.aloneP50Ms, undefined);
@@ -24,6 +25,8 @@ test('the benchmark harness runs every route against the service and the bare ba
   // All 200 seeded proofs are read by the routes over many proofs (each answered 200, checked above).
   assert.match(table, /\| GET \/api\/verify\/proofs\/\{id\} \(200 proofs\) \| \d+ \|/);
   assert.match(table, /startup to first 200 on \/health: \d+ ms/);
+  // The ceiling of a read: the bare server sends the very bytes the service answered.
+  assert.ok(report.results.some((result) => result.route === BARE_READ));
 });
 
 test('with several rounds, the pair with the median ratio is reported', () => {
