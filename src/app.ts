@@ -153,25 +153,27 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     if (isClosing) void reply.header('Connection', 'close');
   });
 
+  // CORS for every public operation and none of the administrator's; the two option sets are built once.
+  const publicCors = {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['Content-Type', 'X-Service-Key', 'PAYMENT-SIGNATURE'],
+    exposedHeaders: [
+      'PAYMENT-REQUIRED',
+      'PAYMENT-RESPONSE',
+      'Idempotent-Replayed',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'X-Request-Id',
+    ],
+    maxAge: 600,
+  };
+  const adminCors = { ...publicCors, origin: false };
   await app.register(cors, {
     delegator: (request, callback) => {
       const path = request.url ?? '/';
-      const isAdmin = ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix));
-      callback(null, {
-        origin: isAdmin ? false : '*',
-        methods: ['GET', 'HEAD', 'POST'],
-        allowedHeaders: ['Content-Type', 'X-Service-Key', 'PAYMENT-SIGNATURE'],
-        exposedHeaders: [
-          'PAYMENT-REQUIRED',
-          'PAYMENT-RESPONSE',
-          'Idempotent-Replayed',
-          'RateLimit',
-          'RateLimit-Policy',
-          'Retry-After',
-          'X-Request-Id',
-        ],
-        maxAge: 600,
-      });
+      callback(null, ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix)) ? adminCors : publicCors);
     },
   });
   await registerOpenApi(app, {
