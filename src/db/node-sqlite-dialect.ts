@@ -49,6 +49,13 @@ export function createNodeSqliteDialect(database: DatabaseSync, options: NodeSql
   };
 }
 
+/**
+ * The write-ahead log's file shrinks back to this size when the next write starts it over after a full
+ * checkpoint. SQLite otherwise keeps the file at its largest: a burst (a bulk import, the log catching
+ * up on many proofs) left 1.2 GB behind after 1,000,000 proofs, while sustained load needs under 30 MB.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Opens the embedded database: WAL, each commit flushed by the driver (see above). */
 export function openSqliteFile(file: string): DatabaseSync {
   const database = new DatabaseSync(file);
@@ -57,6 +64,7 @@ export function openSqliteFile(file: string): DatabaseSync {
     PRAGMA synchronous = NORMAL;
     PRAGMA busy_timeout = 5000;
     PRAGMA foreign_keys = ON;
+    PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES};
   `);
   return database;
 }

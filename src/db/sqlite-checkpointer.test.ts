@@ -9,6 +9,7 @@ import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { SigningThread } from '../core/signing-thread.ts';
 import { openDatabase } from './index.ts';
+import { WAL_SIZE_LIMIT_BYTES } from './node-sqlite-dialect.ts';
 import { startCheckpointer } from './sqlite-checkpointer.ts';
 
 const sizeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
@@ -43,6 +44,35 @@ test('the write-ahead log is copied into the database file by the checkpoint thr
   await handle.close();
   assert.deepEqual(warnings, []);
   assert.equal(sizeOf(`${file}-wal`), 0, 'closing checkpoints everything and removes the log');
+});
+
+test('after a burst, the write-ahead log file shrinks back to its size limit once checkpointed', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-checkpoint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'service.db');
+  const handle = await openDatabase({ engine: 'sqlite', path: file });
+  t.after(() => handle.close());
+  const limit = async () =>
+    (await sql<{ journal_size_limit: number }>`pragma journal_size_limit`.execute(handle.db)).rows[0]
+      ?.journal_size_limit;
+  assert.equal(await limit(), WAL_SIZE_LIMIT_BYTES);
+  // The same mechanism at a scale a test can afford: a 1 MB limit and a burst of about 4 MB.
+  await sql`pragma journal_size_limit = 1048576`.execute(handle.db);
+  await sql`create table filler (id integer primary key, body text not null)`.execute(handle.db);
+  await handle.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < 2000; i++)
+      await sql`insert into filler (body) values (${'x'.repeat(2000)})`.execute(trx);
+  });
+  assert.ok(sizeOf(`${file}-wal`) > 4_000_000, 'the burst is in the log');
+  // Each write after a full checkpoint starts the log over, at most 1 MB long.
+  const deadline = Date.now() + 10_000;
+  while (sizeOf(`${file}-wal`) > 1_048_576 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sql`insert into filler (body) values ('after')`.execute(handle.db);
+  }
+  assert.ok(sizeOf(`${file}-wal`) <= 1_048_576, `the log file is still ${sizeOf(`${file}-wal`)} bytes`);
+  const { rows } = await sql<{ n: number }>`select count(*) as n from filler`.execute(handle.db);
+  assert.ok((rows[0]?.n ?? 0) > 2000, 'nothing was lost');
 });
 
 test('closing the database waits for the checkpoint thread, even when nothing else keeps the process up', (t) => {
