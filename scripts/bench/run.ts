@@ -257,7 +257,10 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         baselineRequestsPerSecond: baseline.requests.average,
         ratio,
         aloneP50Ms:
-          opts.method === undefined && opts.requests === undefined && route !== BARE_READ
+          // Reads of one URL of the service (not the bare server's copy of an answer).
+          opts.method === undefined &&
+          opts.requests === undefined &&
+          String(opts.url).startsWith(`${service}/`)
             ? await alone(String(opts.url))
             : undefined,
       };
