@@ -5,7 +5,7 @@ import { createIdGenerator, type IdGenerator } from './core/ids.ts';
 import { openDatabase, type DatabaseHandle } from './db/index.ts';
 import { Keyring } from './keys/keyring.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
-import { ProofsService } from './proofs/proofs-service.ts';
+import { ProofsService, type ProofsServiceDeps } from './proofs/proofs-service.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
@@ -51,6 +51,8 @@ export interface ContextOverrides {
   logger?: pino.Logger;
   /** The x402 facilitator client; an HTTP client of X402_FACILITATOR_URL when absent. */
   facilitator?: FacilitatorClient;
+  /** Bounds of searches through windows (tests use tiny ones to see every step). */
+  search?: ProofsServiceDeps['search'];
 }
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -110,6 +112,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     keyring,
     ids,
     clock,
+    ...(overrides.search ? { search: overrides.search } : {}),
     onCreated: (trx, created) => webhooks.enqueueProofCreated(trx, created),
     afterCommit: (events) => {
       if (events > 0) dispatcher.nudge();

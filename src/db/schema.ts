@@ -138,8 +138,17 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: number | null;
 }
 
+/** Proofs made per UTC day and way of creation (migration 0008), kept in step by `insertProofs`. */
+export interface ProofCountsTable {
+  /** Days since the epoch (UTC). */
+  day: number;
+  created_via: string;
+  count: number;
+}
+
 export interface Database {
   proofs: ProofsTable;
+  proof_counts: ProofCountsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   webhooks: WebhooksTable;

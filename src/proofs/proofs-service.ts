@@ -1,4 +1,5 @@
 import { BoundedMap } from '../core/bounded-map.ts';
+import { GateFullError, SerialGate } from '../core/serial-gate.ts';
 import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
@@ -89,7 +90,19 @@ export interface ProofsServiceDeps {
   chargeWaitMs?: number;
   /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
   sign?: SignFn;
+  /** Bounds of searches that cannot be answered from one index (`list`); the defaults serve production. */
+  search?: Partial<typeof SEARCH_DEFAULTS>;
 }
+
+/**
+ * Searches that may look at every proof: the first window's size in sequence numbers (and the smallest
+ * it shrinks to), the time a page may spend in the database before it is answered with what it found,
+ * and how many searches may wait for the one running before more are refused with 503.
+ */
+const SEARCH_DEFAULTS = { windowRows: 4096, budgetMs: 25, maxWaiting: 64 };
+/** A window is sized to take about this long: the longest the event loop waits for one. */
+const WINDOW_TARGET_MS = 2;
+const MAX_WINDOW_ROWS = 1 << 20;
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
 export class ProofsService {
@@ -109,9 +122,12 @@ export class ProofsService {
   readonly #sequenced = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
   /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
   readonly #charging = new Map<string, Promise<void>>();
+  /** Searches through windows, one at a time (`list`). */
+  readonly #searches: SerialGate;
 
   constructor(deps: ProofsServiceDeps) {
     this.#deps = deps;
+    this.#searches = new SerialGate({ ...SEARCH_DEFAULTS, ...deps.search }.maxWaiting);
     this.#writer = new GroupCommitter(async (items) => {
       let events = 0;
       const inserted = await deps.db.transaction().execute(async (trx) => {
@@ -294,28 +310,93 @@ export class ProofsService {
     return this.#deps.tsa.token(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64'));
   }
 
-  /** Newest first, signatures redacted (DECISIONS §4). */
+  /**
+   * Newest first, signatures redacted (DECISIONS §4). A filter that one index answers in order reads
+   * `limit + 1` entries of it. Any other (label text, two filters) could have to look at every proof, so
+   * it runs through windows of sequence numbers, newest first: one search at a time in this process, the
+   * event loop free between windows, each window sized to take about WINDOW_TARGET_MS, and at most
+   * BUDGET_MS of them per page. A page cut short by the budget still has a `nextCursor`, where the search
+   * stopped (docs/api.md, "Search").
+   */
   async list(
-    filter: Omit<ProofFilter, 'beforeSeq'>,
+    filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
     limit: number,
     cursor: string | undefined,
   ): Promise<ProofPage> {
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
     const { db, engine } = this.#deps;
-    const found = await store.listProofs(db, engine, { ...filter, beforeSeq }, limit);
+    let found: { seq: number; id: string }[];
+    let stoppedAt: number | undefined;
+    if (store.isBoundedByLimit(filter, engine)) {
+      found = await store.listProofs(db, engine, { ...filter, beforeSeq }, limit);
+    } else {
+      ({ found, stoppedAt } = await this.#searchWindows(filter, limit, beforeSeq));
+    }
     const page = found.slice(0, limit);
     // Proofs already in memory are not read again: reading a row costs more than finding it.
     const known = new Map(page.map(({ id }) => [id, this.#sequenced.get(id)]));
     const missing = page.filter(({ id }) => known.get(id) === undefined).map(({ id }) => id);
     for (const row of await store.findByIds(db, engine, missing)) known.set(row.id, this.#remembered(row));
     const last = page.at(-1);
+    const next = found.length > limit && last !== undefined ? last.seq : stoppedAt;
     return {
       proofs: page.flatMap(({ id }) => {
         const proof = known.get(id)?.proof;
         return proof === undefined ? [] : [{ ...proof, signature: REDACTED }];
       }),
-      nextCursor: found.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+      nextCursor: next === undefined ? null : encodeCursor(next),
     };
+  }
+
+  /**
+   * Up to `limit + 1` matches below `beforeSeq`, window after window; `stoppedAt` is the sequence number
+   * below which nothing was looked at yet when the budget ran out (undefined when the search reached the
+   * first proof or filled the page).
+   */
+  async #searchWindows(
+    filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
+    limit: number,
+    beforeSeq: number | undefined,
+  ): Promise<{ found: { seq: number; id: string }[]; stoppedAt: number | undefined }> {
+    const { db, engine } = this.#deps;
+    const { windowRows, budgetMs, maxWaiting } = { ...SEARCH_DEFAULTS, ...this.#deps.search };
+    try {
+      return await this.#searches.run(async () => {
+        // A cursor beyond the newest proof (forged) starts at the newest, not windows above it.
+        let top = Math.min(beforeSeq ?? Infinity, (await store.newestSeq(db)) + 1);
+        let window = windowRows;
+        let spentMs = 0;
+        const found: { seq: number; id: string }[] = [];
+        while (top > 1 && found.length <= limit) {
+          const atLeastSeq = Math.max(1, top - window);
+          const started = performance.now();
+          const rows = await store.listProofs(
+            db,
+            engine,
+            { ...filter, beforeSeq: top, atLeastSeq },
+            limit - found.length,
+          );
+          const tookMs = performance.now() - started;
+          found.push(...rows);
+          top = atLeastSeq;
+          spentMs += tookMs;
+          if (spentMs >= budgetMs && top > 1 && found.length <= limit) return { found, stoppedAt: top };
+          // Cheap windows grow (an index answers them), costly ones shrink (rows compared one by one).
+          if (tookMs < WINDOW_TARGET_MS / 2) window = Math.min(window * 2, MAX_WINDOW_ROWS);
+          else if (tookMs > WINDOW_TARGET_MS) window = Math.max(Math.floor(window / 2), windowRows);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { found, stoppedAt: undefined };
+      });
+    } catch (error) {
+      if (!(error instanceof GateFullError)) throw error;
+      throw new AppError(
+        'service_unavailable',
+        'Too many searches are waiting; retry in a moment',
+        { waitingSearches: maxWaiting },
+        { 'Retry-After': '1' },
+      );
+    }
   }
 
   /**

@@ -55,9 +55,9 @@ export class StatsService {
     const today = Math.floor(now / DAY_MS);
     const firstDay = today - (ACTIVITY_DAYS - 1);
     const [totals, byVia, byDay, recent] = await Promise.all([
-      store.countProofs(db, today * DAY_MS),
+      store.countProofs(db, today),
       store.countByCreatedVia(db),
-      store.countByDay(db, firstDay * DAY_MS),
+      store.countByDay(db, firstDay),
       store.newestProofs(db, RECENT_COUNT),
     ]);
     const daily = Array.from({ length: ACTIVITY_DAYS }, (_, i) => ({
@@ -83,7 +83,7 @@ export class StatsService {
 
   /** The number of proofs and the time of the newest. */
   async totals(): Promise<{ total: number; latestAt: string | null }> {
-    const totals = await store.countProofs(this.#deps.db, this.#deps.clock.now());
+    const totals = await store.countProofs(this.#deps.db, Math.floor(this.#deps.clock.now() / DAY_MS));
     return { total: totals.total, latestAt: isoOrNull(totals.latestAt) };
   }
 
