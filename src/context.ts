@@ -53,6 +53,8 @@ export interface ContextOverrides {
   facilitator?: FacilitatorClient;
   /** Bounds of searches through windows (tests use tiny ones to see every step). */
   search?: ProofsServiceDeps['search'];
+  /** How long a paid request waits for another payment settling for its key before 409. */
+  chargeWaitMs?: number;
 }
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -113,6 +115,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     ids,
     clock,
     ...(overrides.search ? { search: overrides.search } : {}),
+    ...(overrides.chargeWaitMs ? { chargeWaitMs: overrides.chargeWaitMs } : {}),
     onCreated: (trx, created) => webhooks.enqueueProofCreated(trx, created),
     afterCommit: (events) => {
       if (events > 0) dispatcher.nudge();

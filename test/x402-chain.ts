@@ -146,7 +146,12 @@ export type FacilitatorBehaviour =
   /** Verifies for real, never answers settle. */
   | 'hang-settle'
   /** Verifies for real; before settling, the token blacklists the payer, so the transfer reverts on chain. */
-  | 'payer-blacklisted-before-settle';
+  | 'payer-blacklisted-before-settle'
+  /**
+   * Answers an authorization it has settled before as valid, and its settlement again with the first
+   * success (an idempotent settle, a retry, a bug): only the service can stop a second proof.
+   */
+  | 'lax';
 
 export interface Facilitator {
   url: string;
@@ -155,6 +160,13 @@ export interface Facilitator {
   calls: { verify: number; settle: number; supported: number };
   /** Resolves when a settle request has arrived (for tests that need to act while one is in flight). */
   settleStarted(): Promise<void>;
+  /** Resolves when the next verify answer has been sent. */
+  verifyAnswered(): Promise<void>;
+  /**
+   * Holds every settle request (real ones included) until the function returned is called, so a test
+   * can act while a payment is settling; then they proceed as the behaviour says.
+   */
+  holdSettles(): () => void;
   /** When (epoch ms) the last settle request arrived, 0 before any. */
   lastSettleAt: number;
   /** The Authorization header of the last request that reached it (facilitator authentication). */
@@ -179,11 +191,24 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
   );
   const facilitator = new x402Facilitator().register(NETWORK, new ExactEvmScheme(signer));
   let settleWaiters: (() => void)[] = [];
+  let verifyWaiters: (() => void)[] = [];
+  let settleHold: Promise<void> | undefined;
+  /** What 'lax' answers again: the first successful settlement of each authorization, by nonce. */
+  const settledOnce = new Map<string, unknown>();
   const state: Facilitator = {
     url: '',
     behaviour: 'real',
     calls: { verify: 0, settle: 0, supported: 0 },
     settleStarted: () => new Promise((resolve) => settleWaiters.push(resolve)),
+    verifyAnswered: () => new Promise((resolve) => verifyWaiters.push(resolve)),
+    holdSettles: () => {
+      const hold = Promise.withResolvers<void>();
+      settleHold = hold.promise;
+      return () => {
+        settleHold = undefined;
+        hold.resolve();
+      };
+    },
     lastSettleAt: 0,
     lastAuthorization: undefined,
     close: async () => {},
@@ -225,16 +250,26 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
       paymentPayload: Parameters<x402Facilitator['verify']>[0];
       paymentRequirements: Parameters<x402Facilitator['verify']>[1];
     };
+    const authorization = (body.paymentPayload.payload as { authorization?: { from: string; nonce: string } })
+      .authorization ?? { from: '', nonce: '' };
     if (isSettle) {
+      if (settleHold) await settleHold;
       state.calls.settle++;
-      if (state.behaviour === 'payer-blacklisted-before-settle') {
-        const payer = (body.paymentPayload.payload as { authorization: { from: string } }).authorization.from;
-        await chain.blacklist(payer);
-      }
-      return send(200, await facilitator.settle(body.paymentPayload, body.paymentRequirements));
+      if (state.behaviour === 'payer-blacklisted-before-settle') await chain.blacklist(authorization.from);
+      const earlier = settledOnce.get(authorization.nonce);
+      if (state.behaviour === 'lax' && earlier !== undefined) return send(200, earlier);
+      const settled = await facilitator.settle(body.paymentPayload, body.paymentRequirements);
+      if (settled.success) settledOnce.set(authorization.nonce, settled);
+      return send(200, settled);
     }
     state.calls.verify++;
-    return send(200, await facilitator.verify(body.paymentPayload, body.paymentRequirements));
+    let verified = await facilitator.verify(body.paymentPayload, body.paymentRequirements);
+    if (state.behaviour === 'lax' && !verified.isValid && settledOnce.has(authorization.nonce)) {
+      verified = { isValid: true, payer: authorization.from };
+    }
+    send(200, verified);
+    for (const wake of verifyWaiters) wake();
+    verifyWaiters = [];
   };
 
   const server: Server = createServer((request, response) => {

@@ -146,9 +146,29 @@ export interface ProofCountsTable {
   count: number;
 }
 
+/** x402 payment authorizations taken (migration 0009); one buys at most one proof. */
+export interface PaymentAuthorizationsTable {
+  network: string;
+  /** Lowercase address. */
+  payer: string;
+  /** Lowercase, as signed (EIP-3009 bytes32 hex, or the Permit2 nonce in decimal). */
+  nonce: string;
+  /** SHA-256 of the canonical JSON of the signed payload (authorization and signature). */
+  payload_digest: string;
+  idempotency_scope: string;
+  idempotency_key: string;
+  /** settling, settled or expired. */
+  state: string;
+  /** Epoch milliseconds after which the authorization can no longer be settled. */
+  valid_before: number;
+  proof_id: string | null;
+  created_at: number;
+}
+
 export interface Database {
   proofs: ProofsTable;
   proof_counts: ProofCountsTable;
+  payment_authorizations: PaymentAuthorizationsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   webhooks: WebhooksTable;

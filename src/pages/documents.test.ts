@@ -186,6 +186,13 @@ describe('dashboard', () => {
         { kind: 'payer', network: 'eip155:8453', payer: '0x' + '1'.repeat(40) },
         {
           charge: {
+            authorization: {
+              network: 'eip155:8453',
+              payer: '0x' + '1'.repeat(40),
+              nonce: '0x' + '2'.repeat(64),
+              payloadDigest: 'd'.repeat(64),
+              validBeforeMs: today + 7_200_000 + 300_000,
+            },
             verify: async () => async () => ({
               network: 'eip155:8453',
               payer: '0x' + '1'.repeat(40),

@@ -4,8 +4,6 @@ import { generateKeyPairSync, verify } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createClient } from '../client/client.ts';
@@ -25,9 +23,15 @@ import {
   type Chain,
   type Facilitator,
 } from '../../test/x402-chain.ts';
+import {
+  NOTARIZE,
+  payingFetch,
+  postPaid as postPaidTo,
+  proofsOf as proofsOfAt,
+  signedPayment as signedPaymentFor,
+} from '../../test/x402-client.ts';
 
 const PRICE_UNITS = 5000n;
-const NOTARIZE = '/api/proof/notarize';
 
 let chain: Chain;
 let facilitator: Facilitator;
@@ -46,45 +50,12 @@ function body(overrides: Record<string, unknown> = {}): Record<string, unknown> 
   };
 }
 
-/** The official x402 client for one wallet: pays any 402 challenge of ours and retries. */
-function payingFetch(account: PrivateKeyAccount): typeof fetch {
-  const client = new x402Client().register(NETWORK, new ExactEvmScheme(account));
-  return wrapFetchWithPayment(fetch, client);
-}
-
-/** One signed payment for our challenge, as the header value a client would send. */
-async function signedPayment(account: PrivateKeyAccount): Promise<string> {
-  let header = '';
-  const capture: typeof fetch = async (input, init) => {
-    const sent = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    const value = sent.get('payment-signature');
-    if (value === null) return fetch(input, init);
-    header = value;
-    return new Response('{}', { status: 599 });
-  };
-  const client = new x402Client().register(NETWORK, new ExactEvmScheme(account));
-  await wrapFetchWithPayment(capture, client)(server.baseUrl + NOTARIZE, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body()),
-  });
-  assert.notEqual(header, '', 'the client produced a PAYMENT-SIGNATURE');
-  return header;
-}
-
-function postPaid(header: string, payload: unknown, target = server): Promise<Response> {
-  return fetch(target.baseUrl + NOTARIZE, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'payment-signature': header },
-    body: JSON.stringify(payload),
-  });
-}
-
-async function proofsOf(contentHash: string, target = server): Promise<number> {
-  const res = await api(target.baseUrl, `/api/proofs/search?contentHash=${contentHash}`);
-  assert.equal(res.status, 200);
-  return (res.body.proofs as unknown[]).length;
-}
+const signedPayment = (account: PrivateKeyAccount): Promise<string> =>
+  signedPaymentFor(account, server.baseUrl);
+const postPaid = (header: string, payload: unknown, target = server): Promise<Response> =>
+  postPaidTo(target.baseUrl, header, payload);
+const proofsOf = (contentHash: string, target = server): Promise<number> =>
+  proofsOfAt(target.baseUrl, contentHash);
 
 before(async () => {
   chain = await startChain();

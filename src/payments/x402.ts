@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import {
   decodePaymentRequiredHeader,
@@ -29,9 +28,12 @@ import { AppError } from '../errors.ts';
 import { NotarizeBody } from '../proofs/proof-schemas.ts';
 import type { PaymentRecord } from '../proofs/proofs-service.ts';
 import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { readAuthorization, validityProblem, type PaymentAuthorization } from './authorization.ts';
 
 /** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
 const MAX_TIMEOUT_SECONDS = 300;
+/** How far the payer's clock may be ahead of ours when it sets `validBefore`. */
+const CLOCK_SKEW_SECONDS = 30;
 /** Facilitator texts (viem errors carry raw calldata) are cut to this before any client sees them. */
 export const FACILITATOR_TEXT_MAX = 160;
 
@@ -60,11 +62,8 @@ export interface VerifiedPayment {
 /** What a paid request carries from the gate (headers) to the handler (after body validation). */
 export interface PaymentAttempt {
   payload: PaymentPayload;
-  /** The payer the payload names (`authorization.from`); the facilitator's verification confirms it. */
-  payer: string;
-  network: string;
-  /** Identifies the payload (payer + EIP-3009 nonce, else a hash of the header) for the in-flight guard. */
-  key: string;
+  /** The authorization the payload carries, as the header claims it (the facilitator verifies it). */
+  authorization: PaymentAuthorization;
 }
 
 declare module 'fastify' {
@@ -77,13 +76,13 @@ declare module 'fastify' {
 /**
  * The x402 payment gate of the notarize route, built on the official @x402/core resource server:
  * challenge (402 + PAYMENT-REQUIRED) before the body is read, then verify → proof → settle, where the
- * proof is committed only after settlement succeeded. One payment payload is in flight at most once.
+ * proof is committed only after settlement succeeded. Which authorization buys which proof is decided by
+ * the proofs service in the database (`payment_authorizations`), on every instance.
  */
 export class PaymentGate {
   readonly #http: x402HTTPResourceServer;
   readonly #config: X402Config;
   readonly #resourceUrl: string;
-  readonly #inFlight = new Set<string>();
   /**
    * The route's x402 `PaymentRequired`, built once by the resource server at start-up: it depends only
    * on the configured terms and the resource URL, never on the request.
@@ -186,35 +185,27 @@ export class PaymentGate {
   }
 
   /**
-   * Runs before the body is read. No payment header, or one that does not decode: 402 with the
-   * challenge. A payload already in flight in another request: 402 too (one payment buys one proof).
-   * Otherwise the decoded payment is kept on the request for the handler.
+   * Runs before the body is read. No payment header, one that does not decode, or one whose
+   * authorization is not an `exact` EVM one on our network, or stays valid longer than the terms allow:
+   * 402 with the challenge. Otherwise the decoded payment is kept on the request for the handler.
    */
-  admit(request: FastifyRequest): void {
+  admit(request: FastifyRequest, nowMs: number): void {
     const header = request.headers['payment-signature'];
     const payload = typeof header === 'string' ? decodePayload(header) : undefined;
     if (payload === undefined) throw this.#paymentRequired(undefined);
-    const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } })
-      .authorization;
-    const payer = typeof authorization?.from === 'string' ? authorization.from : '';
-    const nonce = typeof authorization?.nonce === 'string' ? authorization.nonce : '';
     const network = typeof payload.accepted?.network === 'string' ? payload.accepted.network : '';
-    const key =
-      payer !== '' && nonce !== ''
-        ? `${network}:${payer.toLowerCase()}:${nonce.toLowerCase()}`
-        : createHash('sha256').update(String(header)).digest('hex');
-    if (this.#inFlight.has(key)) {
+    if (network !== this.#config.network) {
+      throw this.#paymentRequired(`invalid_network: pay on ${this.#config.network}`);
+    }
+    const authorization = readAuthorization(network, payload.payload);
+    if (authorization === undefined) {
       throw this.#paymentRequired(
-        'payment_in_use: this payment is already being used by another request; one payment buys one proof',
+        'invalid_payload: not an exact EVM authorization (EIP-3009 or Permit2) with from, nonce and expiry',
       );
     }
-    this.#inFlight.add(key);
-    request.payment = { payload, payer, network, key };
-  }
-
-  /** Frees the payload's in-flight slot (the response has been sent, whatever it was). */
-  release(request: FastifyRequest): void {
-    if (request.payment) this.#inFlight.delete(request.payment.key);
+    const problem = validityProblem(authorization, nowMs, MAX_TIMEOUT_SECONDS, CLOCK_SKEW_SECONDS);
+    if (problem !== undefined) throw this.#paymentRequired(`invalid_validity: ${problem}`);
+    request.payment = { payload, authorization };
   }
 
   /**
@@ -239,6 +230,11 @@ export class PaymentGate {
       );
     }
     if (verified.type !== 'payment-verified') throw new Error('the notarize route must require payment');
+    // The facilitator checked the signature over this payload, so its `from` is the payer.
+    const checked = readAuthorization(request.payment.authorization.network, verified.paymentPayload.payload);
+    if (checked?.payloadDigest !== request.payment.authorization.payloadDigest) {
+      throw this.#paymentRequired('invalid_payload: the verified payment is not the one sent');
+    }
     return {
       payload: verified.paymentPayload,
       requirements: verified.paymentRequirements,
@@ -293,7 +289,7 @@ export class PaymentGate {
     return {
       payment: {
         network: settled.network,
-        payer: settled.payer ?? attempt.payer,
+        payer: settled.payer ?? attempt.authorization.payer,
         transaction: settled.transaction,
         amount: settled.amount ?? verified.requirements.amount,
       },
@@ -372,8 +368,8 @@ function unavailable(step: 'verify' | 'settle', error: unknown, attempt?: Paymen
       step,
       settlement: 'unknown',
       reason: clip(describe(error), FACILITATOR_TEXT_MAX),
-      payer: attempt?.payer ?? null,
-      nonce: attempt?.key.split(':').at(-1) ?? null,
+      payer: attempt?.authorization.payer ?? null,
+      nonce: attempt?.authorization.nonce ?? null,
     },
     { 'Retry-After': '5' },
   );

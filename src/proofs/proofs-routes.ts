@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { PaymentGate } from '../payments/x402.ts';
+import type { PaymentAttempt, PaymentGate } from '../payments/x402.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
@@ -23,8 +23,14 @@ import { paymentInfo } from '../payments/discovery.ts';
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 
 /** The x402 steps of a paid request: verify first, settle once the proof is prepared (DECISIONS §3). */
-function chargeFor(gate: PaymentGate, request: FastifyRequest, reply: FastifyReply): Charge {
+function chargeFor(
+  gate: PaymentGate,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  attempt: PaymentAttempt,
+): Charge {
   return {
+    authorization: attempt.authorization,
     verify: async () => {
       const verified = await gate.verify(request);
       return async (): Promise<PaymentRecord> => {
@@ -113,10 +119,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       },
       // x402: the challenge is answered before the body is read (directory probers rely on it).
       onRequest: async (request) => {
-        if (gate && request.apiKey === undefined) gate.admit(request);
-      },
-      onResponse: async (request) => {
-        gate?.release(request);
+        if (gate && request.apiKey === undefined) gate.admit(request, ctx.clock.now());
       },
     },
     async (request, reply) => {
@@ -126,8 +129,9 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       let charge: Charge | undefined;
       if (apiKey) principal = { kind: 'account', accountId: apiKey.accountId };
       else if (gate && attempt) {
-        principal = { kind: 'payer', network: attempt.network, payer: attempt.payer };
-        charge = chargeFor(gate, request, reply);
+        const { network, payer } = attempt.authorization;
+        principal = { kind: 'payer', network, payer };
+        charge = chargeFor(gate, request, reply, attempt);
       }
       let result;
       try {

@@ -14,6 +14,8 @@ import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
+import * as claims from './payment-claims-store.ts';
+import type { ClaimedAuthorization } from './payment-claims-store.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
 
 export const METADATA_MAX_BYTES = 8192;
@@ -39,11 +41,13 @@ export interface PaymentRecord {
 }
 
 /**
- * The payment of a paid request, in two steps. `verify` runs only when a new proof is to be made (never
- * for a replay); the proof is then prepared (id, time, signatures, token) and the function `verify`
- * returned settles the payment. The proof records what settlement returns and is committed only after.
+ * The payment of a paid request. `authorization` is what its header claims; `verify` asks the facilitator
+ * (nothing moves yet) and confirms it. Then the proof is prepared (id, time, signatures, token) and the
+ * function `verify` returned settles the payment. The proof records what settlement returns and is
+ * committed only after.
  */
 export interface Charge {
+  authorization: ClaimedAuthorization;
   verify: () => Promise<() => Promise<PaymentRecord>>;
 }
 
@@ -103,11 +107,16 @@ const SEARCH_DEFAULTS = { windowRows: 4096, budgetMs: 25, maxWaiting: 64 };
 /** A window is sized to take about this long: the longest the event loop waits for one. */
 const WINDOW_TARGET_MS = 2;
 const MAX_WINDOW_ROWS = 1 << 20;
+/** How often a request waiting for another instance's paid proof looks for it. */
+const PAID_PROOF_POLL_MS = 50;
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
 export class ProofsService {
   readonly #deps: ProofsServiceDeps;
-  readonly #writer: GroupCommitter<{ row: NewProofRow; proof: Proof }, boolean>;
+  readonly #writer: GroupCommitter<
+    { row: NewProofRow; proof: Proof; authorization: ClaimedAuthorization | undefined },
+    boolean
+  >;
   /**
    * Results of signature checks, keyed by every byte that went into them (key id, signature, signed
    * fields). A check is a pure function of those bytes and keys never change, so a hit is the same
@@ -120,7 +129,7 @@ export class ProofsService {
    * store would, on any instance.
    */
   readonly #sequenced = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
-  /** Idempotency slots (scope + key) whose payment is being taken right now, in this instance. */
+  /** Idempotency slots (scope + key) whose payment this instance is settling, to wake its waiters. */
   readonly #charging = new Map<string, Promise<void>>();
   /** Searches through windows, one at a time (`list`). */
   readonly #searches: SerialGate;
@@ -136,6 +145,10 @@ export class ProofsService {
           deps.engine,
           items.map((item) => item.row),
         );
+        for (const { row, authorization } of items) {
+          if (authorization !== undefined && ids.has(row.id))
+            await claims.markSettled(trx, authorization, row.id);
+        }
         if (deps.onCreated && ids.size > 0) {
           events = await deps.onCreated(
             trx,
@@ -161,34 +174,111 @@ export class ProofsService {
   ): Promise<NotarizeResult> {
     const request = describeRequest(body);
     const scope = idempotencyScope(principal);
+    // A paid request's scope is the payer its header names: nothing is answered from it before the
+    // payment is known to be the payer's (`#notarizePaid`).
+    if (options.charge !== undefined)
+      return this.#notarizePaid(body, request, scope, options.charge, principal);
     const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
     if (existing !== undefined) return this.#replay(existing, request.fingerprint, body.idempotencyKey);
-    const { charge } = options;
-    if (charge === undefined) return this.#create(body, principal, request, scope, undefined);
+    return this.#create(body, principal, request, scope, undefined);
+  }
 
-    // A paid request: one payment at a time per idempotency key, so a client's retry cannot pay twice.
-    const slot = `${scope}\n${body.idempotencyKey}`;
-    const running = this.#charging.get(slot);
-    if (running !== undefined) {
-      await Promise.race([running, sleep(this.#deps.chargeWaitMs ?? 5_000)]);
-      const winner = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
-      if (winner !== undefined) return this.#replay(winner, request.fingerprint, body.idempotencyKey);
-      throw new AppError(
-        'idempotency_key_in_use',
-        'A payment for this idempotencyKey is still being settled; retry in a moment',
-        { idempotencyKey: body.idempotencyKey },
-        { 'Retry-After': '1' },
-      );
+  /**
+   * A paid request (docs/security.md, "Payments"). An authorization this service verified and took
+   * before is known by its digest: it answers for the proof it paid for and nothing else. Any other is
+   * verified by the facilitator before anything is answered from its payer's scope. Then the database
+   * decides, on every instance: the authorization is claimed (one authorization, one proof; one payment
+   * settling per idempotency key), and only then settled. A request that finds another payment settling
+   * for its key waits for that proof, then answers 409.
+   */
+  async #notarizePaid(
+    body: NotarizeBody,
+    request: DescribedRequest,
+    scope: string,
+    charge: Charge,
+    principal: Principal,
+  ): Promise<NotarizeResult> {
+    const { db } = this.#deps;
+    const key = body.idempotencyKey;
+    const { authorization } = charge;
+    const known = await claims.findAuthorization(db, authorization);
+    if (known !== undefined && known.payload_digest === authorization.payloadDigest) {
+      return this.#answerTaken(known, scope, key, request.fingerprint);
     }
+    const settle = await charge.verify();
+    const existing = await store.findByIdempotencyKey(db, scope, key);
+    if (existing !== undefined) return this.#replay(existing, request.fingerprint, key);
+    const claim = await claims.claimAuthorization(db, authorization, scope, key, this.#deps.clock.now());
+    if (claim.kind === 'taken') return this.#answerTaken(claim.row, scope, key, request.fingerprint);
+    if (claim.kind === 'key_busy') return this.#awaitPaidProof(scope, key, request.fingerprint);
+    const slot = `${scope}\n${key}`;
     const done = Promise.withResolvers<void>();
     this.#charging.set(slot, done.promise);
     try {
-      const settle = await charge.verify();
-      return await this.#create(body, principal, request, scope, settle);
+      // A proof committed between the look-up above and the claim: answer it, pay nothing.
+      const winner = await store.findByIdempotencyKey(db, scope, key);
+      if (winner !== undefined) {
+        await claims.releaseAuthorization(db, authorization);
+        return this.#replay(winner, request.fingerprint, key);
+      }
+      const settleOrRelease = async (): Promise<PaymentRecord> => {
+        try {
+          return await settle();
+        } catch (error) {
+          // Refused: nothing moved. Anything else (no answer) may still land: the claim stays until
+          // the authorization expires.
+          if (error instanceof AppError && error.code === 'payment_required') {
+            await claims.releaseAuthorization(db, authorization);
+          }
+          throw error;
+        }
+      };
+      return await this.#create(body, principal, request, scope, settleOrRelease, authorization);
     } finally {
       this.#charging.delete(slot);
       done.resolve();
     }
+  }
+
+  /** An authorization already taken: the proof it paid for if this is the same request, else 402. */
+  async #answerTaken(
+    row: claims.AuthorizationRow,
+    scope: string,
+    key: string,
+    fingerprint: string,
+  ): Promise<NotarizeResult> {
+    if (row.idempotency_scope === scope && row.idempotency_key === key && row.state !== 'expired') {
+      return this.#awaitPaidProof(scope, key, fingerprint);
+    }
+    throw new AppError(
+      'payment_required',
+      'This payment authorization has already paid for a proof; one payment buys one proof. Sign a new one.',
+      { reason: 'authorization_used', ...(row.proof_id !== null ? { proofId: row.proof_id } : {}) },
+      { 'Cache-Control': 'no-store' },
+    );
+  }
+
+  /**
+   * Waits up to `chargeWaitMs` for the proof of a key whose payment another request (on any instance)
+   * is settling: the proof is answered as a replay, or 409 `idempotency_key_in_use`.
+   */
+  async #awaitPaidProof(scope: string, key: string, fingerprint: string): Promise<NotarizeResult> {
+    const deadline = performance.now() + (this.#deps.chargeWaitMs ?? 5_000);
+    for (;;) {
+      const winner = await store.findByIdempotencyKey(this.#deps.db, scope, key);
+      if (winner !== undefined) return this.#replay(winner, fingerprint, key);
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      // Woken at once when this instance settles the key; another instance's proof is looked for anew.
+      const running = this.#charging.get(`${scope}\n${key}`);
+      await Promise.race([...(running ? [running] : []), sleep(Math.min(left, PAID_PROOF_POLL_MS))]);
+    }
+    throw new AppError(
+      'idempotency_key_in_use',
+      'A payment for this idempotencyKey is still being settled; retry in a moment',
+      { idempotencyKey: key },
+      { 'Retry-After': '1' },
+    );
   }
 
   async #create(
@@ -197,6 +287,7 @@ export class ProofsService {
     request: DescribedRequest,
     scope: string,
     settle: (() => Promise<PaymentRecord>) | undefined,
+    authorization?: ClaimedAuthorization,
   ): Promise<NotarizeResult> {
     const createdAt = this.#deps.clock.now();
     const key = this.#deps.keyring.active;
@@ -249,7 +340,7 @@ export class ProofsService {
     }
     // Signed a moment ago with the active key: valid by construction, no need to check the HMAC again.
     const proof = this.#toProof(rowFromInsert(row), true);
-    if (await this.#writer.submit({ row, proof })) return { proof, isReplay: false };
+    if (await this.#writer.submit({ row, proof, authorization })) return { proof, isReplay: false };
     const winner = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
     if (winner === undefined) throw new Error('idempotency conflict without a stored proof');
     return this.#replay(winner, request.fingerprint, body.idempotencyKey);

@@ -8,6 +8,7 @@ import * as m0005 from './0005-log.ts';
 import * as m0006 from './0006-timestamps.ts';
 import * as m0007 from './0007-label-index-by-batch.ts';
 import * as m0008 from './0008-proof-counts.ts';
+import * as m0009 from './0009-payment-authorizations.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0006-timestamps': m0006,
   '0007-label-index-by-batch': m0007,
   '0008-proof-counts': m0008,
+  '0009-payment-authorizations': m0009,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

@@ -1,0 +1,82 @@
+import { canonicalJson } from '../core/canonical-json.ts';
+import { sha256Hex } from '../core/hashing.ts';
+
+/**
+ * What identifies an x402 `exact` EVM payment once and for all, read from the payload a payer signed:
+ * EIP-3009 `transferWithAuthorization` (`authorization`) or Permit2 (`permit2Authorization`). On chain
+ * each (payer, nonce) can move money once; the service holds it to one proof (docs/security.md).
+ */
+export interface PaymentAuthorization {
+  network: string;
+  /** The signer, lowercase: `from` of either shape; the facilitator's verification checks the signature. */
+  payer: string;
+  /** Lowercase, as signed. */
+  nonce: string;
+  /** SHA-256 of the canonical JSON of the signed payload (authorization and signature). */
+  payloadDigest: string;
+  /** When the authorization stops being valid on chain (EIP-3009 `validBefore`, Permit2 `deadline`). */
+  validBeforeMs: number;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const EIP3009_NONCE = /^0x[0-9a-fA-F]{64}$/;
+const UINT = /^\d{1,78}$/;
+
+/**
+ * Reads the authorization out of an x402 v2 `exact` EVM payload; undefined when the payload has neither
+ * shape or a field is malformed (the caller answers 402).
+ */
+export function readAuthorization(network: string, payload: unknown): PaymentAuthorization | undefined {
+  if (typeof payload !== 'object' || payload === null) return undefined;
+  const { authorization, permit2Authorization } = payload as {
+    authorization?: Record<string, unknown>;
+    permit2Authorization?: Record<string, unknown>;
+  };
+  let fields: { from: unknown; nonce: unknown; validBefore: unknown };
+  let noncePattern: RegExp;
+  if (authorization !== undefined && permit2Authorization === undefined) {
+    fields = { from: authorization.from, nonce: authorization.nonce, validBefore: authorization.validBefore };
+    noncePattern = EIP3009_NONCE;
+  } else if (permit2Authorization !== undefined && authorization === undefined) {
+    fields = {
+      from: permit2Authorization.from,
+      nonce: permit2Authorization.nonce,
+      validBefore: permit2Authorization.deadline,
+    };
+    noncePattern = UINT;
+  } else {
+    return undefined;
+  }
+  const { from, nonce, validBefore } = fields;
+  if (typeof from !== 'string' || !ADDRESS.test(from)) return undefined;
+  if (typeof nonce !== 'string' || !noncePattern.test(nonce)) return undefined;
+  if (typeof validBefore !== 'string' || !UINT.test(validBefore)) return undefined;
+  const seconds = Number(validBefore);
+  if (!Number.isSafeInteger(seconds)) return undefined;
+  return {
+    network,
+    payer: from.toLowerCase(),
+    nonce: nonce.toLowerCase(),
+    payloadDigest: sha256Hex(canonicalJson(payload)),
+    validBeforeMs: seconds * 1000,
+  };
+}
+
+/**
+ * Why an authorization's validity window does not fit the terms, or undefined when it does. The terms
+ * say `maxTimeoutSeconds`: an authorization must not stay valid longer than that (plus clock skew), or a
+ * payer's signed promise would stay spendable for years.
+ */
+export function validityProblem(
+  authorization: PaymentAuthorization,
+  nowMs: number,
+  maxTimeoutSeconds: number,
+  skewSeconds: number,
+): string | undefined {
+  if (authorization.validBeforeMs <= nowMs) return 'the payment authorization has expired';
+  const latestMs = nowMs + (maxTimeoutSeconds + skewSeconds) * 1000;
+  if (authorization.validBeforeMs > latestMs) {
+    return `the payment authorization is valid for too long: at most ${maxTimeoutSeconds} seconds from now`;
+  }
+  return undefined;
+}
