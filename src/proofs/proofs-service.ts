@@ -1,5 +1,4 @@
 import { BoundedMap } from '../core/bounded-map.ts';
-import { GateFullError, SerialGate } from '../core/serial-gate.ts';
 import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
@@ -14,6 +13,8 @@ import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
+import { WindowedSearch, type SearchBounds } from './proofs-search.ts';
+import { PaidRequests, type Charge, type PaymentRecord } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
 import type { ClaimedAuthorization } from './payment-claims-store.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
@@ -33,23 +34,7 @@ export type Principal =
   | { kind: 'account'; accountId: string }
   | { kind: 'payer'; network: string; payer: string };
 
-export interface PaymentRecord {
-  network: string;
-  payer: string;
-  transaction: string;
-  amount: string;
-}
-
-/**
- * The payment of a paid request. `authorization` is what its header claims; `verify` asks the facilitator
- * (nothing moves yet) and confirms it. Then the proof is prepared (id, time, signatures, token) and the
- * function `verify` returned settles the payment. The proof records what settlement returns and is
- * committed only after.
- */
-export interface Charge {
-  authorization: ClaimedAuthorization;
-  verify: () => Promise<() => Promise<PaymentRecord>>;
-}
+export type { Charge, PaymentRecord } from './paid-requests.ts';
 
 export interface NotarizeOptions {
   charge?: Charge;
@@ -95,20 +80,8 @@ export interface ProofsServiceDeps {
   /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
   sign?: SignFn;
   /** Bounds of searches that cannot be answered from one index (`list`); the defaults serve production. */
-  search?: Partial<typeof SEARCH_DEFAULTS>;
+  search?: Partial<SearchBounds>;
 }
-
-/**
- * Searches that may look at every proof: the first window's size in sequence numbers (and the smallest
- * it shrinks to), the time a page may spend in the database before it is answered with what it found,
- * and how many searches may wait for the one running before more are refused with 503.
- */
-const SEARCH_DEFAULTS = { windowRows: 4096, budgetMs: 25, maxWaiting: 64 };
-/** A window is sized to take about this long: the longest the event loop waits for one. */
-const WINDOW_TARGET_MS = 2;
-const MAX_WINDOW_ROWS = 1 << 20;
-/** How often a request waiting for another instance's paid proof looks for it. */
-const PAID_PROOF_POLL_MS = 50;
 
 /** Creating, reading, verifying and finding proofs. Owns the write path and its transaction boundaries. */
 export class ProofsService {
@@ -129,14 +102,15 @@ export class ProofsService {
    * store would, on any instance.
    */
   readonly #sequenced = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
-  /** Idempotency slots (scope + key) whose payment this instance is settling, to wake its waiters. */
-  readonly #charging = new Map<string, Promise<void>>();
-  /** Searches through windows, one at a time (`list`). */
-  readonly #searches: SerialGate;
+  /** Paid requests: which payment buys which proof. */
+  readonly #paid: PaidRequests;
+  /** Searches that no index answers in order (`list`). */
+  readonly #search: WindowedSearch;
 
   constructor(deps: ProofsServiceDeps) {
     this.#deps = deps;
-    this.#searches = new SerialGate({ ...SEARCH_DEFAULTS, ...deps.search }.maxWaiting);
+    this.#search = new WindowedSearch(deps.db, deps.engine, deps.search);
+    this.#paid = new PaidRequests(deps.db, deps.clock, deps.chargeWaitMs ?? 5_000);
     this.#writer = new GroupCommitter(async (items) => {
       let events = 0;
       const inserted = await deps.db.transaction().execute(async (trx) => {
@@ -175,110 +149,21 @@ export class ProofsService {
     const request = describeRequest(body);
     const scope = idempotencyScope(principal);
     // A paid request's scope is the payer its header names: nothing is answered from it before the
-    // payment is known to be the payer's (`#notarizePaid`).
-    if (options.charge !== undefined)
-      return this.#notarizePaid(body, request, scope, options.charge, principal);
+    // payment is known to be the payer's (`PaidRequests`).
+    const { charge } = options;
+    if (charge !== undefined) {
+      const key = body.idempotencyKey;
+      return this.#paid.notarize({
+        scope,
+        key,
+        charge,
+        replay: (row) => this.#replay(row, request.fingerprint, key),
+        create: (settle) => this.#create(body, principal, request, scope, settle, charge.authorization),
+      });
+    }
     const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
     if (existing !== undefined) return this.#replay(existing, request.fingerprint, body.idempotencyKey);
     return this.#create(body, principal, request, scope, undefined);
-  }
-
-  /**
-   * A paid request (docs/security.md, "Payments"). An authorization this service verified and took
-   * before is known by its digest: it answers for the proof it paid for and nothing else. Any other is
-   * verified by the facilitator before anything is answered from its payer's scope. Then the database
-   * decides, on every instance: the authorization is claimed (one authorization, one proof; one payment
-   * settling per idempotency key), and only then settled. A request that finds another payment settling
-   * for its key waits for that proof, then answers 409.
-   */
-  async #notarizePaid(
-    body: NotarizeBody,
-    request: DescribedRequest,
-    scope: string,
-    charge: Charge,
-    principal: Principal,
-  ): Promise<NotarizeResult> {
-    const { db } = this.#deps;
-    const key = body.idempotencyKey;
-    const { authorization } = charge;
-    const known = await claims.findAuthorization(db, authorization);
-    if (known !== undefined && known.payload_digest === authorization.payloadDigest) {
-      return this.#answerTaken(known, scope, key, request.fingerprint);
-    }
-    const settle = await charge.verify();
-    const existing = await store.findByIdempotencyKey(db, scope, key);
-    if (existing !== undefined) return this.#replay(existing, request.fingerprint, key);
-    const claim = await claims.claimAuthorization(db, authorization, scope, key, this.#deps.clock.now());
-    if (claim.kind === 'taken') return this.#answerTaken(claim.row, scope, key, request.fingerprint);
-    if (claim.kind === 'key_busy') return this.#awaitPaidProof(scope, key, request.fingerprint);
-    const slot = `${scope}\n${key}`;
-    const done = Promise.withResolvers<void>();
-    this.#charging.set(slot, done.promise);
-    try {
-      // A proof committed between the look-up above and the claim: answer it, pay nothing.
-      const winner = await store.findByIdempotencyKey(db, scope, key);
-      if (winner !== undefined) {
-        await claims.releaseAuthorization(db, authorization);
-        return this.#replay(winner, request.fingerprint, key);
-      }
-      const settleOrRelease = async (): Promise<PaymentRecord> => {
-        try {
-          return await settle();
-        } catch (error) {
-          // Refused: nothing moved. Anything else (no answer) may still land: the claim stays until
-          // the authorization expires.
-          if (error instanceof AppError && error.code === 'payment_required') {
-            await claims.releaseAuthorization(db, authorization);
-          }
-          throw error;
-        }
-      };
-      return await this.#create(body, principal, request, scope, settleOrRelease, authorization);
-    } finally {
-      this.#charging.delete(slot);
-      done.resolve();
-    }
-  }
-
-  /** An authorization already taken: the proof it paid for if this is the same request, else 402. */
-  async #answerTaken(
-    row: claims.AuthorizationRow,
-    scope: string,
-    key: string,
-    fingerprint: string,
-  ): Promise<NotarizeResult> {
-    if (row.idempotency_scope === scope && row.idempotency_key === key && row.state !== 'expired') {
-      return this.#awaitPaidProof(scope, key, fingerprint);
-    }
-    throw new AppError(
-      'payment_required',
-      'This payment authorization has already paid for a proof; one payment buys one proof. Sign a new one.',
-      { reason: 'authorization_used', ...(row.proof_id !== null ? { proofId: row.proof_id } : {}) },
-      { 'Cache-Control': 'no-store' },
-    );
-  }
-
-  /**
-   * Waits up to `chargeWaitMs` for the proof of a key whose payment another request (on any instance)
-   * is settling: the proof is answered as a replay, or 409 `idempotency_key_in_use`.
-   */
-  async #awaitPaidProof(scope: string, key: string, fingerprint: string): Promise<NotarizeResult> {
-    const deadline = performance.now() + (this.#deps.chargeWaitMs ?? 5_000);
-    for (;;) {
-      const winner = await store.findByIdempotencyKey(this.#deps.db, scope, key);
-      if (winner !== undefined) return this.#replay(winner, fingerprint, key);
-      const left = deadline - performance.now();
-      if (left <= 0) break;
-      // Woken at once when this instance settles the key; another instance's proof is looked for anew.
-      const running = this.#charging.get(`${scope}\n${key}`);
-      await Promise.race([...(running ? [running] : []), sleep(Math.min(left, PAID_PROOF_POLL_MS))]);
-    }
-    throw new AppError(
-      'idempotency_key_in_use',
-      'A payment for this idempotencyKey is still being settled; retry in a moment',
-      { idempotencyKey: key },
-      { 'Retry-After': '1' },
-    );
   }
 
   async #create(
@@ -402,12 +287,9 @@ export class ProofsService {
   }
 
   /**
-   * Newest first, signatures redacted (DECISIONS §4). A filter that one index answers in order reads
-   * `limit + 1` entries of it. Any other (label text, two filters) could have to look at every proof, so
-   * it runs through windows of sequence numbers, newest first: one search at a time in this process, the
-   * event loop free between windows, each window sized to take about WINDOW_TARGET_MS, and at most
-   * BUDGET_MS of them per page. A page cut short by the budget still has a `nextCursor`, where the search
-   * stopped (docs/api.md, "Search").
+   * Newest first, signatures redacted (DECISIONS §4). A filter that indexes answer in order reads
+   * `limit + 1` entries; any other goes through `WindowedSearch`, whose page may be cut short by its
+   * budget and then still has a `nextCursor`, where the search stopped (docs/api.md, "Reads and search").
    */
   async list(
     filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
@@ -421,7 +303,7 @@ export class ProofsService {
     if (store.isBoundedByLimit(filter, engine)) {
       found = await store.listProofs(db, engine, { ...filter, beforeSeq }, limit);
     } else {
-      ({ found, stoppedAt } = await this.#searchWindows(filter, limit, beforeSeq));
+      ({ found, stoppedAt } = await this.#search.run(filter, limit, beforeSeq));
     }
     const page = found.slice(0, limit);
     // Proofs already in memory are not read again: reading a row costs more than finding it.
@@ -437,57 +319,6 @@ export class ProofsService {
       }),
       nextCursor: next === undefined ? null : encodeCursor(next),
     };
-  }
-
-  /**
-   * Up to `limit + 1` matches below `beforeSeq`, window after window; `stoppedAt` is the sequence number
-   * below which nothing was looked at yet when the budget ran out (undefined when the search reached the
-   * first proof or filled the page).
-   */
-  async #searchWindows(
-    filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
-    limit: number,
-    beforeSeq: number | undefined,
-  ): Promise<{ found: { seq: number; id: string }[]; stoppedAt: number | undefined }> {
-    const { db, engine } = this.#deps;
-    const { windowRows, budgetMs, maxWaiting } = { ...SEARCH_DEFAULTS, ...this.#deps.search };
-    try {
-      return await this.#searches.run(async () => {
-        // A cursor beyond the newest proof (forged) starts at the newest, not windows above it.
-        let top = Math.min(beforeSeq ?? Infinity, (await store.newestSeq(db)) + 1);
-        let window = windowRows;
-        let spentMs = 0;
-        const found: { seq: number; id: string }[] = [];
-        while (top > 1 && found.length <= limit) {
-          const atLeastSeq = Math.max(1, top - window);
-          const started = performance.now();
-          const rows = await store.listProofs(
-            db,
-            engine,
-            { ...filter, beforeSeq: top, atLeastSeq },
-            limit - found.length,
-          );
-          const tookMs = performance.now() - started;
-          found.push(...rows);
-          top = atLeastSeq;
-          spentMs += tookMs;
-          if (spentMs >= budgetMs && top > 1 && found.length <= limit) return { found, stoppedAt: top };
-          // Cheap windows grow (an index answers them), costly ones shrink (rows compared one by one).
-          if (tookMs < WINDOW_TARGET_MS / 2) window = Math.min(window * 2, MAX_WINDOW_ROWS);
-          else if (tookMs > WINDOW_TARGET_MS) window = Math.max(Math.floor(window / 2), windowRows);
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        return { found, stoppedAt: undefined };
-      });
-    } catch (error) {
-      if (!(error instanceof GateFullError)) throw error;
-      throw new AppError(
-        'service_unavailable',
-        'Too many searches are waiting; retry in a moment',
-        { waitingSearches: maxWaiting },
-        { 'Retry-After': '1' },
-      );
-    }
   }
 
   /**
@@ -675,10 +506,6 @@ function deepFreeze<T extends object>(value: T): T {
     if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) deepFreeze(item as object);
   }
   return Object.freeze(value);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function rowFromInsert(row: NewProofRow): ProofRow {
