@@ -26,6 +26,8 @@ const WORDS = [
 /** A deterministic, well-spread content hash for seed number `n`. */
 export const seedHash = (n: number): string => 'sha256:' + sha256Hex(`seed-${n}`);
 export const seedLabel = (n: number): string => `${WORDS[n % WORDS.length]} ${n}`;
+/** The metadata of every seeded proof. */
+export const SEED_METADATA = { source: 'seed' };
 
 /** At most this many ids of seeded proofs are returned, spread evenly over all of them. */
 const SAMPLE_SIZE = 20_000;
@@ -50,7 +52,7 @@ export async function seed(
   const key = keyring.active;
   const receiptKey = keyring.activeReceiptKey;
   const start = Date.now() - count;
-  const metaHash = metadataHash({ source: 'seed' });
+  const metaHash = metadataHash(SEED_METADATA);
   const batchSize = 2000;
   try {
     for (let done = 0; done < count; done += batchSize) {

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ATTACKS, formatHostileReport, runHostileBenchmark } from './hostile.ts';
+
+// A smoke run: keeps the harness working. Its figures are not worth reading (tiny database, 3 s phases),
+// so no goal is asserted; only that every part of the report is there and the attacker was limited.
+test('the hostile-load benchmark measures both phases and the attacker hits the rate limit', async () => {
+  const report = await runHostileBenchmark({
+    proofs: 200,
+    durationSeconds: 3,
+    database: 'sqlite',
+    windowMs: 1000,
+  });
+  assert.deepEqual(report.rateLimit, { max: 60, windowMs: 1000 });
+  assert.equal(report.treeSize >= 200, true);
+  for (const figures of [report.client.health, report.client.get]) {
+    for (const phase of [figures.withoutAttack, figures.underAttack]) {
+      assert.ok(phase.samples > 0, figures.route);
+      assert.ok(phase.p50Ms > 0 && phase.p50Ms <= phase.p99Ms && phase.p99Ms <= phase.maxMs, figures.route);
+      assert.ok((phase.statuses['200'] ?? 0) > 0, figures.route);
+    }
+    assert.ok(Number.isFinite(figures.p99Ratio) && figures.p99Ratio > 0);
+  }
+  // /health is exempt, and the client's reads stay under its limit.
+  assert.deepEqual(Object.keys(report.client.health.underAttack.statuses), ['200']);
+  assert.equal(report.client.get.withoutAttack.statuses['429'], undefined);
+  assert.equal(report.goals.length, 3);
+  for (const goal of report.goals) assert.equal(typeof goal.pass, 'boolean');
+
+  // The attacker went through the whole mix, was let through up to its allowance and limited beyond it.
+  assert.equal(report.attacker.routes.length, ATTACKS.length);
+  assert.ok(report.attacker.limited > 0);
+  assert.ok(report.attacker.served >= report.rateLimit.max);
+  for (const route of report.attacker.routes) {
+    assert.ok(route.sent > 0, route.route);
+    assert.ok(route.servedP50Ms !== null && route.servedP50Ms > 0, route.route);
+    // Each kind of request is answered (a refusal of the invalid time-stamp query is a 200 too).
+    assert.equal(route.alone.status, 200, route.route);
+  }
+
+  const text = formatHostileReport(report);
+  assert.match(text, /\| GET \/health \| without attack \| \d+ \|/);
+  assert.match(text, /\| GET \/api\/proofs\/\{id\} \| under attack \| \d+ \|/);
+  assert.match(text, /\| under attack, \/health p99 ≤ 50 ms \| [\d.]+ ms \| (pass|\*\*FAIL\*\*) \|/);
+  assert.match(text, /\| GET \/api\/dashboard\/summary \| \d+ \| .*429: \d+/);
+});
