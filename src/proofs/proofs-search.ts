@@ -7,9 +7,11 @@ import type { ProofFilter } from './proofs-store.ts';
 /**
  * Searches that may look at every proof: the first window's size in sequence numbers (and the smallest
  * it shrinks to), the time a page may spend in the database before it is answered with what it found,
- * and how many searches may wait for the one running before more are refused with 503.
+ * and how many searches may wait for the one running before more are refused with 503. Rows compared one
+ * by one cost about 0.2 µs each when SQLite's pages are in memory and up to 9 µs when they are not
+ * (4,096 of them took 36 ms): the first window is small and grows while windows stay cheap.
  */
-export const SEARCH_DEFAULTS = { windowRows: 4096, budgetMs: 25, maxWaiting: 64 };
+export const SEARCH_DEFAULTS = { windowRows: 256, budgetMs: 25, maxWaiting: 64 };
 export type SearchBounds = typeof SEARCH_DEFAULTS;
 /** A window is sized to take about this long: the longest the event loop waits for one. */
 const WINDOW_TARGET_MS = 2;
