@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:os';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -295,8 +296,24 @@ async function serve(values: Values): Promise<number> {
     env,
     stdio: 'inherit',
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+  // This command stands for the service (Node cannot replace itself with it, as a shell's exec does):
+  // a signal sent to it is passed on, and it ends the way the service ended, so nothing is left running.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of signals) process.on(signal, forward);
+  return new Promise((resolve) => {
+    child.once('error', (error) => {
+      process.stderr.write(`hashproof: cannot start the service: ${error.message}\n`);
+      resolve(EXIT.failed);
+    });
+    child.once('exit', (code, signal) => {
+      for (const name of signals) process.off(name, forward);
+      if (signal === null) return resolve(code ?? EXIT.failed);
+      process.kill(process.pid, signal);
+      // Reached only if that signal does not end this process: the shell's way of saying it.
+      resolve(128 + (constants.signals[signal] ?? 0));
+    });
+  });
 }
 
 let cachedKeys: PublicKeyEntry[] | undefined;
