@@ -23,6 +23,7 @@ import { sitePageRoutes } from './pages/site-routes.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
+import { loggerOptions } from './platform/log-options.ts';
 import { standardOutput } from './platform/log-output.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { Delivery, Webhook } from './webhooks/webhooks-schemas.ts';
@@ -32,15 +33,6 @@ import { logRoutes } from './log/log-routes.ts';
 import { tsaRoutes } from './tsa/tsa-routes.ts';
 
 export const BODY_LIMIT_BYTES = 128 * 1024;
-
-/** Headers that carry secrets: never written to a log line. */
-export const REDACTED_HEADERS = [
-  'x-service-admin-key',
-  'x-service-key',
-  'authorization',
-  'cookie',
-  'payment-signature',
-];
 
 export interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
@@ -59,8 +51,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   let isClosing = false;
   const app = Fastify({
     logger: {
-      level: config.logLevel,
-      redact: { paths: REDACTED_HEADERS.map((h) => `req.headers["${h}"]`), censor: '[redacted]' },
+      ...loggerOptions(config.logLevel),
       stream: options.logStream ?? standardOutput(),
     },
     bodyLimit: BODY_LIMIT_BYTES,

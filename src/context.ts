@@ -5,6 +5,7 @@ import { createIdGenerator, type IdGenerator } from './core/ids.ts';
 import { openDatabase, type DatabaseHandle } from './db/index.ts';
 import { Keyring } from './keys/keyring.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
+import { loggerOptions } from './platform/log-options.ts';
 import { standardOutput } from './platform/log-output.ts';
 import { ProofsService } from './proofs/proofs-service.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
@@ -57,7 +58,7 @@ export interface ContextOverrides {
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const clock = overrides.clock ?? systemClock;
   const ids = createIdGenerator();
-  const log = overrides.logger ?? pino({ level: config.logLevel }, standardOutput());
+  const log = overrides.logger ?? pino(loggerOptions(config.logLevel), standardOutput());
   const keyring = Keyring.open(config.signingKeysDir);
   // Before the database opens: a facilitator that cannot take our payments stops start-up at once.
   // The payment packages (viem and the x402 SDK) load only in x402 mode: demo mode starts faster.

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext, type AppContext, type ContextOverrides } from '../src/context.ts';
+import { loggerOptions } from '../src/platform/log-options.ts';
 
 export interface TestServer {
   baseUrl: string;
@@ -111,7 +112,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const logs: string[] = [];
   const stream = { write: (line: string) => void logs.push(line) };
-  const ctx = await createContext(config, { logger: pino({ level: config.logLevel }, stream), ...options });
+  const ctx = await createContext(config, {
+    logger: pino(loggerOptions(config.logLevel), stream),
+    ...options,
+  });
   const app = await buildApp(ctx, { logStream: stream });
   await app.listen({ host: '127.0.0.1', port });
   ctx.start();
