@@ -236,3 +236,23 @@ export function ignoringLog<T extends { log?: unknown }>(proof: T): Omit<T, 'log
   const { log: _log, ...rest } = proof;
   return rest;
 }
+
+/** Checks until `check` holds, every 25 ms, failing after `timeoutMs`. */
+export const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+};
+
+/** The attempts recorded for the account's first webhook, once there are `count`, in attempt order. */
+export async function recordedAttempts(baseUrl: string, accountId: string, count: number): Promise<any[]> {
+  let deliveries: any[] = [];
+  await waitUntil(async () => {
+    const list = await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders });
+    deliveries = list.body.webhooks[0].recentDeliveries;
+    return deliveries.length >= count;
+  });
+  return [...deliveries].sort((a, b) => a.attempt - b.attempt);
+}
