@@ -405,7 +405,7 @@ describe('reads, administration and errors', () => {
     assert.equal(JSON.parse(revoked.stdout).apiKey.status, 'revoked');
     const refused = await cli(['stamp', file], { env: { HASHPROOF_API_KEY: created.key } });
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /revoked \(401 unauthorized\)/);
+    assert.match(refused.stderr, /not valid \(401 unauthorized\)/);
   });
 
   test('usage errors exit 2, an unreachable service 3, with one line and no stack trace', async () => {
