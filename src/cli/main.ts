@@ -1,12 +1,9 @@
 #!/usr/bin/env node
-import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { constants } from 'node:os';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { signingMessage } from '../core/proof-signature.ts';
-import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 import {
   createClient,
   hashFile,
@@ -20,6 +17,7 @@ import {
   type OfflineCheck,
   pinKeys,
 } from '../client/client.ts';
+import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
@@ -132,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
     case 'admin':
       return admin(client, rest, values);
     case 'serve':
-      return serve(values);
+      return serve({ port: values.port, database: values.database, mode: values.mode });
     default:
       throw new UsageError(`unknown command ${command}; see hashproof --help`);
   }
@@ -283,37 +281,6 @@ async function admin(
   if (operation === undefined) throw new UsageError(HELP.admin);
   print(JSON.stringify(await operation(), null, 2));
   return EXIT.ok;
-}
-
-async function serve(values: Values): Promise<number> {
-  const env = { ...process.env };
-  if (values.port) env.PORT = values.port;
-  if (values.database) env.DATABASE_URL = values.database;
-  if (values.mode) env.PAYMENT_MODE = values.mode;
-  // main.ts beside the sources, main.js in the compiled package.
-  const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry], {
-    env,
-    stdio: 'inherit',
-  });
-  // This command stands for the service (Node cannot replace itself with it, as a shell's exec does):
-  // a signal sent to it is passed on, and it ends the way the service ended, so nothing is left running.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  for (const signal of signals) process.on(signal, forward);
-  return new Promise((resolve) => {
-    child.once('error', (error) => {
-      process.stderr.write(`hashproof: cannot start the service: ${error.message}\n`);
-      resolve(EXIT.failed);
-    });
-    child.once('exit', (code, signal) => {
-      for (const name of signals) process.off(name, forward);
-      if (signal === null) return resolve(code ?? EXIT.failed);
-      process.kill(process.pid, signal);
-      // Reached only if that signal does not end this process: the shell's way of saying it.
-      resolve(128 + (constants.signals[signal] ?? 0));
-    });
-  });
 }
 
 let cachedKeys: PublicKeyEntry[] | undefined;
