@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
-import { pino } from 'pino';
 import type { Redis } from 'ioredis';
 import { Account, ApiKey } from './accounts/accounts-schemas.ts';
 import { AppError } from './errors.ts';
@@ -24,6 +23,8 @@ import { sitePageRoutes } from './pages/site-routes.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
+import { loggerOptions } from './platform/log-options.ts';
+import { standardOutput } from './platform/log-output.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { Delivery, Webhook } from './webhooks/webhooks-schemas.ts';
 import { webhooksRoutes } from './webhooks/webhooks-routes.ts';
@@ -33,49 +34,11 @@ import { tsaRoutes } from './tsa/tsa-routes.ts';
 
 export const BODY_LIMIT_BYTES = 128 * 1024;
 
-/** Headers that carry secrets: never written to a log line. */
-export const REDACTED_HEADERS = [
-  'x-service-admin-key',
-  'x-service-key',
-  'authorization',
-  'cookie',
-  'payment-signature',
-];
-
 export interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
   /** Called for every route as it is registered (tests check that /openapi.json covers them all). */
   onRoute?: (route: RouteOptions) => void;
-}
-
-/** Log lines wait in memory until this many bytes are gathered, or LOG_FLUSH_MS have passed. */
-const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_MS = 100;
-let stdoutLog: ReturnType<typeof pino.destination> | undefined;
-
-/**
- * Standard output for log lines, buffered: lines gather in memory and go out in one write of about 4 KB,
- * or after at most 100 ms, instead of one system call per line on the thread that serves requests (that
- * call cost a quarter of a small read's time here). Whatever is buffered is written when the process
- * exits, also after an uncaught error; only a process killed outright loses its last 100 ms of lines.
- * One per process.
- */
-function standardOutput(): ReturnType<typeof pino.destination> {
-  if (stdoutLog === undefined) {
-    const stream = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
-    const flush = () => {
-      try {
-        stream.flushSync();
-      } catch {
-        // standard output closed: nothing more can be logged
-      }
-    };
-    setInterval(flush, LOG_FLUSH_MS).unref();
-    process.on('exit', flush);
-    stdoutLog = stream;
-  }
-  return stdoutLog;
 }
 
 /** Builds the HTTP application: platform plugins first, then every route plugin, in one visible list. */
@@ -88,8 +51,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   let isClosing = false;
   const app = Fastify({
     logger: {
-      level: config.logLevel,
-      redact: { paths: REDACTED_HEADERS.map((h) => `req.headers["${h}"]`), censor: '[redacted]' },
+      ...loggerOptions(config.logLevel),
       stream: options.logStream ?? standardOutput(),
     },
     bodyLimit: BODY_LIMIT_BYTES,

@@ -5,6 +5,8 @@ import { createIdGenerator, type IdGenerator } from './core/ids.ts';
 import { openDatabase, type DatabaseHandle } from './db/index.ts';
 import { Keyring } from './keys/keyring.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
+import { loggerOptions } from './platform/log-options.ts';
+import { standardOutput } from './platform/log-output.ts';
 import { ProofsService, type ProofsServiceDeps } from './proofs/proofs-service.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
@@ -47,7 +49,7 @@ export interface ContextOverrides {
   webhookRetryScheduleMs?: number[];
   webhookPollIntervalMs?: number;
   webhookTimeoutMs?: number;
-  /** Where background loops log; a pino logger at the configured level when absent. */
+  /** Where background loops log; a pino logger at the configured level on standard output when absent. */
   logger?: pino.Logger;
   /** The x402 facilitator client; an HTTP client of X402_FACILITATOR_URL when absent. */
   facilitator?: FacilitatorClient;
@@ -60,7 +62,7 @@ export interface ContextOverrides {
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const clock = overrides.clock ?? systemClock;
   const ids = createIdGenerator();
-  const log = overrides.logger ?? pino({ level: config.logLevel });
+  const log = overrides.logger ?? pino(loggerOptions(config.logLevel), standardOutput());
   const keyring = Keyring.open(config.signingKeysDir);
   // Before the database opens: a facilitator that cannot take our payments stops start-up at once.
   // The payment packages (viem and the x402 SDK) load only in x402 mode: demo mode starts faster.

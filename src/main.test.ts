@@ -180,6 +180,72 @@ test('log lines are buffered, yet each reaches standard output within a moment, 
   assert.ok(lines.at(-1)?.msg !== undefined);
 });
 
+test(
+  'a standard output closed by its reader neither stalls requests nor keeps SIGTERM from stopping the service',
+  { timeout: 60_000 },
+  async (t) => {
+    const dataDir = makeDataDir();
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        DATABASE_URL: await testDatabaseUrl(dataDir),
+        SIGNING_KEYS_DIR: `${dataDir}/keys`,
+        RATE_LIMIT_MAX: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let errors = '';
+    const told = new Promise<void>((resolve) =>
+      child.stderr.on('data', (chunk: Buffer) => {
+        errors += chunk.toString();
+        if (errors.includes('standard output failed')) resolve();
+      }),
+    );
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    try {
+      // As `… | head -n 1` does: read the first line, then close the pipe.
+      await once(child.stdout, 'data');
+      child.stdout.destroy();
+      // A few short lines, written by the 100 ms flush (the write that used to retry for ever on EPIPE).
+      await waitForHealth(baseUrl, child);
+      await told;
+      // Far more log lines than any pipe or buffer holds (about 2 KB each, 1.2 MB in all).
+      const padding = 'x'.repeat(2000);
+      const statuses: number[] = [];
+      for (let round = 0; round < 60; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            fetch(`${baseUrl}/nothing/${round}-${i}/${padding}`, { signal: AbortSignal.timeout(5_000) }),
+          ),
+        );
+        for (const res of answers) {
+          statuses.push(res.status);
+          await res.body?.cancel();
+        }
+      }
+      assert.equal(statuses.length, 600);
+      assert.ok(
+        statuses.every((status) => status === 404),
+        'every request is answered',
+      );
+      assert.equal((await fetch(`${baseUrl}/health`)).status, 200);
+      const signalled = performance.now();
+      child.kill('SIGTERM');
+      const [code, signal] = await exited;
+      assert.equal(code, 0, `exit ${code} ${signal}: ${errors}`);
+      t.diagnostic(`stopped ${Math.round(performance.now() - signalled)} ms after SIGTERM`);
+      // Told once on standard error, not once per line.
+      assert.equal(errors.match(/standard output failed \(EPIPE\)/g)?.length, 1, errors);
+    } finally {
+      // Should it hang, it must not outlive the test.
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  },
+);
+
 test('bad configuration stops start-up with one line per problem and exit code 2', async () => {
   const { child, output } = start({ PORT: 'abc', PAYMENT_MODE: 'x402' });
   const [code] = (await once(child, 'exit')) as [number | null];

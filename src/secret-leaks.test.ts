@@ -4,10 +4,25 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ADMIN_KEY, adminHeaders, api, notarizeBody, startServer, type ApiResponse } from '../test/helper.ts';
 import { signingKeyMaterial } from '../test/key-material.ts';
+import { rawRequest, requestParts } from '../test/raw-http.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
 import { ADMIN_PREFIXES } from './http/admin-paths.ts';
 
 const RAW_METADATA = `raw-metadata-value-${randomUUID()}`;
+
+/** Every form a secret could take in a log line: as text, JSON-escaped, as bytes (hex, base64, a list). */
+function encodings(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    encodeURIComponent(secret),
+    bytes.toString('hex'),
+    bytes.toString('base64').replace(/=+$/, ''),
+    bytes.toString('base64url'),
+    [...bytes].join(','),
+  ];
+}
 
 test('no secret appears in any response after its creation, in any log line or in any error', async () => {
   const receiver = await startWebhookReceiver();
@@ -126,7 +141,7 @@ test('no secret appears in any response after its creation, in any log line or i
             `${name} in the answer to ${what}`,
           );
         }
-        assert.ok(!logs.includes(value), `${name} in the logs`);
+        for (const form of encodings(value)) assert.ok(!logs.includes(form), `${name} in the logs`);
       }
     }
     // The webhook deliveries carry no raw metadata either.
@@ -135,5 +150,92 @@ test('no secret appears in any response after its creation, in any log line or i
     await server.close();
     server.cleanup();
     await receiver.close();
+  }
+});
+
+test("requests Node's parser refuses leave no credential they carried in any log line", async () => {
+  const server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY, LOG_LEVEL: 'trace' } });
+  try {
+    const account = (await api(server.baseUrl, '/api/accounts', { body: {}, headers: adminHeaders })).body
+      .account;
+    const apiKey = (
+      await api(server.baseUrl, `/api/accounts/${account.id}/api-keys`, { body: {}, headers: adminHeaders })
+    ).body.key as string;
+    const bearer = `bearer-${randomUUID()}`;
+    const payment = Buffer.from(`payment-${randomUUID()}`).toString('base64');
+    const cookie = `cookie-${randomUUID()}`;
+    const credentials: [string, string][] = [
+      ['X-Service-Admin-Key', ADMIN_KEY],
+      ['X-Service-Key', apiKey],
+      ['Authorization', `Bearer ${bearer}`],
+      ['PAYMENT-SIGNATURE', payment],
+      ['Cookie', `session=${cookie}`],
+    ];
+    const lines = credentials.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const head = (requestLine: string, ...extra: string[]) =>
+      Buffer.from(
+        `${requestLine}\r\nHost: 127.0.0.1\r\n${extra.join('')}${lines}Connection: close\r\n\r\n`,
+        'latin1',
+      );
+    const malformed: [string, Buffer[]][] = [
+      [
+        'a NUL in a header after them',
+        requestParts('GET', '/health', { headers: [...credentials, ['X-Note', Buffer.from('a\0b')]] }),
+      ],
+      ['a NUL in a header before them', [head('GET /health HTTP/1.1', 'X-Note: a\0b\r\n')]],
+      ['a header line without a colon', [head('GET /health HTTP/1.1', 'this line has no colon\r\n')]],
+      [
+        'a space in a header name',
+        requestParts('GET', '/health', { headers: [...credentials, ['Bad Name', 'x']] }),
+      ],
+      [
+        'a Content-Length that is no number',
+        [head('POST /api/proof/notarize HTTP/1.1', 'Content-Length: abc\r\n')],
+      ],
+      [
+        'headers over 16 KiB',
+        requestParts('GET', '/health', { headers: [...credentials, ['X-Padding', 'p'.repeat(20_000)]] }),
+      ],
+      ['a NUL in the request line', [head('GET /he\0alth HTTP/1.1')]],
+      [
+        'a chunked body that is not',
+        [
+          Buffer.concat([
+            head(
+              'POST /api/proof/notarize HTTP/1.1',
+              'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n',
+            ),
+            Buffer.from('zz\r\n{}\r\n0\r\n\r\n'),
+          ]),
+        ],
+      ],
+    ];
+    for (const [what, parts] of malformed) {
+      const res = await rawRequest(server.baseUrl, parts);
+      assert.ok(res.status === 400 || res.status === 431, `${what}: ${res.status} ${res.text}`);
+      for (const [, value] of credentials) assert.ok(!res.text.includes(value), `${what}: echoed`);
+    }
+    // Each refusal is logged (at debug): the search below has lines to search.
+    const clientErrors = () => server.logs.filter((line) => line.includes('"msg":"client error"')).length;
+    for (let i = 0; clientErrors() < malformed.length; i++) {
+      assert.ok(i < 200, `${clientErrors()} of ${malformed.length} refusals logged`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await server.close();
+    const logs = server.logs.join('\n');
+    assert.match(logs, /"code":"HPE_[A-Z_]+"/, 'the logged errors keep their code');
+    const secrets: [string, string][] = [
+      ['admin key', ADMIN_KEY],
+      ['API key', apiKey],
+      ['bearer token', bearer],
+      ['payment signature', payment],
+      ['cookie', cookie],
+    ];
+    for (const [name, value] of secrets) {
+      for (const form of encodings(value)) assert.ok(!logs.includes(form), `${name} in the logs as ${form}`);
+    }
+  } finally {
+    await server.close();
+    server.cleanup();
   }
 });

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext, type AppContext, type ContextOverrides } from '../src/context.ts';
+import { loggerOptions } from '../src/platform/log-options.ts';
 
 export interface TestServer {
   baseUrl: string;
@@ -111,7 +112,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const logs: string[] = [];
   const stream = { write: (line: string) => void logs.push(line) };
-  const ctx = await createContext(config, { logger: pino({ level: config.logLevel }, stream), ...options });
+  const ctx = await createContext(config, {
+    logger: pino(loggerOptions(config.logLevel), stream),
+    ...options,
+  });
   const app = await buildApp(ctx, { logStream: stream });
   await app.listen({ host: '127.0.0.1', port });
   ctx.start();
@@ -231,4 +235,24 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export function ignoringLog<T extends { log?: unknown }>(proof: T): Omit<T, 'log'> {
   const { log: _log, ...rest } = proof;
   return rest;
+}
+
+/** Checks until `check` holds, every 25 ms, failing after `timeoutMs`. */
+export const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+};
+
+/** The attempts recorded for the account's first webhook, once there are `count`, in attempt order. */
+export async function recordedAttempts(baseUrl: string, accountId: string, count: number): Promise<any[]> {
+  let deliveries: any[] = [];
+  await waitUntil(async () => {
+    const list = await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders });
+    deliveries = list.body.webhooks[0].recentDeliveries;
+    return deliveries.length >= count;
+  });
+  return [...deliveries].sort((a, b) => a.attempt - b.attempt);
 }

@@ -13,6 +13,8 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Written to standard input, which is then closed (closed at once when absent). */
   stdin?: string;
+  /** In a process group of its own, so `killGroup` reaches whatever it left running. */
+  detached?: boolean;
 }
 
 /** Runs a command to its end, collecting its output, as a shell would run it with pipes. */
@@ -26,11 +28,21 @@ export function start(command: string, args: string[], options: RunOptions = {})
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   // A command that exits without reading its input closes the pipe: EPIPE then is no failure.
   child.stdin?.on('error', () => {});
   child.stdin?.end(options.stdin ?? '');
   return child;
+}
+
+/** Kills every process left in the group of a command started `detached` (nothing, when all is well). */
+export function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // no process left in the group
+  }
 }
 
 export function finished(child: ChildProcess): Promise<Run> {

@@ -9,6 +9,11 @@ import type { AccountRow, ApiKeyRow } from './accounts-store.ts';
 
 const LAST_USED_INTERVAL_MS = 60_000;
 
+/** The one answer to any X-Service-Key that is not an active key. */
+export function refusedApiKey(): AppError {
+  return new AppError('unauthorized', 'The API key in X-Service-Key is not valid');
+}
+
 /** A verified API key, as authentication hands it to a route. */
 export interface ApiKeyPrincipal {
   keyId: string;
@@ -96,19 +101,15 @@ export class AccountsService {
   }
 
   /**
-   * Checks a raw key sent in X-Service-Key. Unknown and revoked keys are refused (401); a revoked key is
-   * refused at once, since every request reads the key's current row.
+   * Checks a raw key sent in X-Service-Key. Every refused key, unknown, revoked or malformed, gets the
+   * same error after the same work (a hash and one indexed lookup of active keys), so the answer does not
+   * tell a key that once worked from one that never did. A revoked key is refused at once, since every
+   * request reads the key's current row.
    */
   async authenticate(raw: string): Promise<ApiKeyPrincipal> {
-    const row = looksLikeApiKey(raw)
-      ? await store.findApiKeyByHash(this.#deps.db, hashApiKey(raw))
-      : undefined;
-    if (row === undefined) throw new AppError('unauthorized', 'The API key in X-Service-Key is not valid');
-    if (row.status !== 'active') {
-      throw new AppError('unauthorized', 'The API key in X-Service-Key has been revoked', {
-        reason: 'revoked',
-      });
-    }
+    const wellFormed = looksLikeApiKey(raw);
+    const row = await store.findActiveApiKeyByHash(this.#deps.db, hashApiKey(raw));
+    if (row === undefined || !wellFormed) throw refusedApiKey();
     this.#recordUse(row.id);
     return { keyId: row.id, accountId: row.account_id, scopes: JSON.parse(row.scopes) as string[] };
   }

@@ -38,8 +38,14 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+/** The active key with this hash; a revoked one is not found, as an unknown one is not. */
+export async function findActiveApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('key_hash', '=', keyHash)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
 }
 
 /** Revokes once: a second revoke changes nothing, so the first `revoked_at` stays. */

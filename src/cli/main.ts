@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { signingMessage } from '../core/proof-signature.ts';
-import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 import {
   createClient,
   hashFile,
@@ -19,6 +17,7 @@ import {
   type OfflineCheck,
   pinKeys,
 } from '../client/client.ts';
+import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
@@ -131,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
     case 'admin':
       return admin(client, rest, values);
     case 'serve':
-      return serve(values);
+      return serve({ port: values.port, database: values.database, mode: values.mode });
     default:
       throw new UsageError(`unknown command ${command}; see hashproof --help`);
   }
@@ -282,21 +281,6 @@ async function admin(
   if (operation === undefined) throw new UsageError(HELP.admin);
   print(JSON.stringify(await operation(), null, 2));
   return EXIT.ok;
-}
-
-async function serve(values: Values): Promise<number> {
-  const env = { ...process.env };
-  if (values.port) env.PORT = values.port;
-  if (values.database) env.DATABASE_URL = values.database;
-  if (values.mode) env.PAYMENT_MODE = values.mode;
-  // main.ts beside the sources, main.js in the compiled package.
-  const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry], {
-    env,
-    stdio: 'inherit',
-  });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 }
 
 let cachedKeys: PublicKeyEntry[] | undefined;

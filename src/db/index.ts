@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { Migrator } from 'kysely/migration';
@@ -35,7 +33,6 @@ export async function openDatabase(
     const { default: pgModule } = await import('pg');
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(pgModule, config.url) }) });
   } else {
-    if (config.path !== ':memory:') mkdirSync(path.dirname(config.path), { recursive: true });
     sqlite = openSqliteFile(config.path);
     db = new Kysely<Database>({ dialect: createNodeSqliteDialect(sqlite, { file: config.path }) });
   }

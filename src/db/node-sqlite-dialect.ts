@@ -1,5 +1,5 @@
 import { BoundedMap } from '../core/bounded-map.ts';
-import { closeSync, fstatSync, fsync, openSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, fsync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
@@ -56,8 +56,23 @@ export function createNodeSqliteDialect(database: DatabaseSync, options: NodeSql
  */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
-/** Opens the embedded database: WAL, each commit flushed by the driver (see above). */
+/**
+ * The database holds webhook secrets and the hashes of API keys, so what is created for it is the
+ * owner's alone: its directories 0700, a new file 0600 (SQLite gives its -wal and -shm files the mode of
+ * the database file). A directory or file that already exists keeps its mode: it is the operator's.
+ */
+function createPrivately(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** Opens the embedded database (created if need be): WAL, each commit flushed by the driver (see above). */
 export function openSqliteFile(file: string): DatabaseSync {
+  if (file !== ':memory:') createPrivately(file);
   const database = new DatabaseSync(file);
   database.exec(`
     PRAGMA journal_mode = WAL;

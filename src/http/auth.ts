@@ -1,5 +1,5 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { AccountsService, ApiKeyPrincipal } from '../accounts/accounts-service.ts';
+import { refusedApiKey, type AccountsService, type ApiKeyPrincipal } from '../accounts/accounts-service.ts';
 import { secretsEqual } from '../core/secrets.ts';
 import { AppError } from '../errors.ts';
 
@@ -29,7 +29,8 @@ export function apiKeyHooks(accounts: AccountsService): {
       const raw = request.headers[API_KEY_HEADER];
       if (raw === undefined) return;
       try {
-        if (typeof raw !== 'string') throw new AppError('unauthorized', 'Send one X-Service-Key header');
+        // Node joins repeated headers it does not know into one string; anything else is refused alike.
+        if (typeof raw !== 'string') throw refusedApiKey();
         request.apiKey = await accounts.authenticate(raw);
         request.rateLimitKey = `key:${request.apiKey.keyId}`;
       } catch (error) {

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import type { LookupFunction } from 'node:net';
 import { SERVICE_VERSION } from '../version.ts';
+import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from './public-agent.ts';
 
 export interface SendResult {
   /** The HTTP status, or null when no answer came (refused, timed out, blocked). */
@@ -25,14 +26,19 @@ const EXCERPT_BYTES = 1024;
 /**
  * Sends one webhook POST. Redirects are not followed (a 3xx is a failure), the whole exchange has a
  * timeout, and unless private targets are allowed, the agent refuses to connect to any address that is
- * not public unicast, checked on the address DNS resolved at connect time.
+ * not public unicast, checked on every address DNS resolved at connect time. `lookup` resolves host
+ * names (dns.lookup when absent).
  */
-export function createWebhookSender(options: { timeoutMs: number; allowPrivate: boolean }) {
+export function createWebhookSender(options: {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  lookup?: LookupFunction;
+}) {
   const agents = options.allowPrivate
     ? { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) }
     : {
-        http: new RequestFilteringHttpAgent({ keepAlive: false }),
-        https: new RequestFilteringHttpsAgent({ keepAlive: false }),
+        http: new PublicHttpAgent({ keepAlive: false }, options.lookup),
+        https: new PublicHttpsAgent({ keepAlive: false }, options.lookup),
       };
 
   return function send(request: WebhookRequest): Promise<SendResult> {
@@ -88,8 +94,8 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivate: 
           }),
         );
       });
-      req.on('error', (error: Error) => {
-        const blocked = /not allowed|private|reserved/i.test(error.message);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const blocked = error.code === ADDRESS_REFUSED || /not allowed|private|reserved/i.test(error.message);
         finish({
           responseStatus: null,
           error: blocked ? 'blocked_address' : 'connection_failed',

@@ -1,0 +1,141 @@
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { freePort, makeDataDir } from '../../test/helper.ts';
+import { finished, killGroup, run, start, waitForHealth } from '../../test/process.ts';
+import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
+
+const ROOT = path.join(import.meta.dirname, '../..');
+const CLI = path.join(import.meta.dirname, 'main.ts');
+
+let work: string;
+before(() => {
+  work = makeDataDir();
+});
+
+/** The command line of the one process `parent` started. */
+function childCommand(parent: ChildProcess): { pid: number; command: string[] } {
+  const children = readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim().split(' ');
+  assert.equal(children.length, 1, `one child: ${children.join(' ')}`);
+  const pid = Number(children[0]);
+  return { pid, command: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') };
+}
+
+/** Whether a new server can listen on the port: nothing holds it any more. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** Waits for the service to answer, failing at once should the command exit first. */
+async function served(port: number, exited: Promise<{ code: number | null; stderr: string }>) {
+  return Promise.race([
+    waitForHealth(`http://127.0.0.1:${port}`),
+    exited.then((r) => Promise.reject(new Error(`exited ${r.code}: ${r.stderr}`))),
+  ]);
+}
+
+test('npm start runs the service itself with the Node flags; SIGTERM to npm stops it and frees the port', async () => {
+  const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  // exec: the shell npm runs the script with becomes the service, so npm's signal reaches it.
+  assert.equal(scripts.start, `exec node ${SERVICE_NODE_FLAGS.join(' ')} src/main.ts`);
+
+  const port = await freePort();
+  const npm = start('npm', ['start'], {
+    cwd: ROOT,
+    env: {
+      PATH: `${path.join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+      HOME: process.env.HOME ?? work,
+      PORT: String(port),
+      DATABASE_URL: `sqlite:${path.join(work, 'npm-start', 'hashproof.db')}`,
+    },
+    detached: true,
+  });
+  const exited = finished(npm);
+  const exit = once(npm, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  try {
+    await served(port, exited);
+    const service = childCommand(npm);
+    assert.equal(path.basename(service.command[0]!), 'node', service.command.join(' '));
+    for (const flag of SERVICE_NODE_FLAGS) assert.ok(service.command.includes(flag), flag);
+    npm.kill('SIGTERM');
+    const [code, signal] = await exit;
+    assert.equal(code, 0, `npm ended with ${code ?? signal}`);
+    assert.ok(await portIsFree(port), 'the service let go of its port');
+  } finally {
+    killGroup(npm);
+  }
+  const stopped = await exited;
+  assert.match(stopped.stdout, /"signal":"SIGTERM".*stopping/);
+});
+
+test('serve: --port, --database and --mode set the service up over the environment; SIGTERM stops it cleanly', async () => {
+  const port = await freePort();
+  const database = path.join(work, 'served', 'other.db');
+  // The environment says otherwise: x402 without a payee would not start, so the flags must win.
+  const env = {
+    PATH: process.env.PATH,
+    PORT: '9',
+    DATABASE_URL: `sqlite:${path.join(work, 'not-this.db')}`,
+    PAYMENT_MODE: 'x402',
+  };
+  const args = ['serve', '--port', String(port), '--database', `sqlite:${database}`, '--mode', 'demo'];
+  const child = start(process.execPath, [CLI, ...args], { env });
+  const exited = finished(child);
+  try {
+    const health = await served(port, exited);
+    assert.equal(health.mode, 'demo');
+    assert.deepEqual(health.database, { engine: 'sqlite', ok: true });
+    assert.ok(existsSync(database), `the database is created at ${database}`);
+    assert.ok(existsSync(path.join(work, 'served', 'keys')), 'the keys sit beside the database');
+    assert.ok(!existsSync(path.join(work, 'not-this.db')));
+    // The service runs with the heap limits of `npm start` (platform/node-flags.ts).
+    const { command } = childCommand(child);
+    for (const flag of SERVICE_NODE_FLAGS)
+      assert.ok(command.includes(flag), `${flag} in ${command.join(' ')}`);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const stopped = await exited;
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, /"signal":"SIGTERM".*stopping/);
+  assert.ok(await portIsFree(port));
+
+  // --mode reaches PAYMENT_MODE: x402 without X402_PAY_TO is a configuration error (exit 2).
+  const x402 = await run(process.execPath, [CLI, 'serve', '--port', String(port), '--mode', 'x402'], {
+    env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${database}` },
+  });
+  assert.equal(x402.code, 2);
+  assert.match(x402.stderr, /^hashproof: configuration: X402_PAY_TO: required when PAYMENT_MODE=x402/m);
+});
+
+test('serve passes any stopping signal on to the service, and ends the way the service ended', async () => {
+  const port = await freePort();
+  const child = start(process.execPath, [CLI, 'serve', '--port', String(port)], {
+    env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(work, 'hangup', 'hashproof.db')}` },
+    detached: true,
+  });
+  const exited = finished(child);
+  const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  try {
+    await served(port, exited);
+    const service = childCommand(child);
+    // The service takes no action on SIGHUP, so it dies of it; the command must too, leaving nothing behind.
+    child.kill('SIGHUP');
+    const [code, signal] = await exit;
+    assert.equal(signal, 'SIGHUP', `exit code ${code}`);
+    assert.ok(!existsSync(`/proc/${service.pid}`), 'the service is gone');
+    assert.ok(await portIsFree(port), 'the service let go of its port');
+  } finally {
+    killGroup(child);
+  }
+});
