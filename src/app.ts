@@ -72,6 +72,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     frameworkErrors: frameworkErrorHandler(securityHeaders),
     clientErrorHandler: clientErrorHandler(securityHeaders),
     ajv: { customOptions: { strict: false } },
+    // The validators that pick a union's branch when an answer is serialized are compiled at start-up,
+    // not on the first answer that reaches them: a burst of first requests to each route right after a
+    // start otherwise held the event loop for about 160 ms compiling them (docs/security.md).
+    serializerOpts: { compileValidators: true },
   });
   // Node answers an Expect other than 100-continue with a bare 417 of its own; RFC 9110 §10.1.1 lets a
   // server ignore it instead, so such a request is served like any other (errors in the envelope).
