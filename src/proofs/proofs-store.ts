@@ -244,7 +244,7 @@ export async function listProofs(
  * answers a phrase newest first by reading its trigrams' lists lazily: at 1,000,000 proofs 0.2 ms for a
  * common word, about 10 ms to start below the oldest proofs. (GLOB on the same index gathered every
  * match before taking any: 150 ms for a common word, whatever the window.) Shorter text cannot use the
- * index: the window's rows are compared one by one. PostgreSQL: LIKE, answered by the pg_trgm index on
+ * index: the window's labels are compared one by one, read from an index of (seq, label_folded). PostgreSQL: LIKE, answered by the pg_trgm index on
  * the column when the planner finds it cheaper than the window. Both sides are case-folded.
  */
 function labelTerm(
@@ -256,11 +256,16 @@ function labelTerm(
 ): string {
   if (engine === 'postgres')
     return `label_folded like ${param('%' + folded.replace(/[\\%_]/g, (c) => '\\' + c) + '%')} escape '\\'`;
-  if (!usesTrigrams(folded))
-    return `label_folded glob ${param('*' + folded.replace(/[*?[]/g, (c) => `[${c}]`) + '*')}`;
+  const range = (column: string) =>
+    (filter.beforeSeq !== undefined ? ` and ${column} < ${param(filter.beforeSeq)}` : '') +
+    (filter.atLeastSeq !== undefined ? ` and ${column} >= ${param(filter.atLeastSeq)}` : '');
+  if (!usesTrigrams(folded)) {
+    // The window's labels read from a narrow index rather than from the rows (migration 0010).
+    const pattern = param('*' + folded.replace(/[*?[]/g, (c) => `[${c}]`) + '*');
+    return `seq in (select seq from proofs indexed by proofs_seq_label where label_folded glob ${pattern}${range('seq')})`;
+  }
   let text = `select rowid from proofs_label_fts where proofs_label_fts match ${param(`"${folded.replaceAll('"', '""')}"`)}`;
-  if (filter.beforeSeq !== undefined) text += ` and rowid < ${param(filter.beforeSeq)}`;
-  if (filter.atLeastSeq !== undefined) text += ` and rowid >= ${param(filter.atLeastSeq)}`;
+  text += range('rowid');
   if (isBoundedByLimit(filter, engine)) text += ` order by rowid desc limit ${param(limit + 1)}`;
   return `seq in (${text})`;
 }

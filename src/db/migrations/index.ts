@@ -9,6 +9,7 @@ import * as m0006 from './0006-timestamps.ts';
 import * as m0007 from './0007-label-index-by-batch.ts';
 import * as m0008 from './0008-proof-counts.ts';
 import * as m0009 from './0009-payment-authorizations.ts';
+import * as m0010 from './0010-label-scan-index.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0007-label-index-by-batch': m0007,
   '0008-proof-counts': m0008,
   '0009-payment-authorizations': m0009,
+  '0010-label-scan-index': m0010,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {
