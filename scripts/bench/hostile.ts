@@ -33,6 +33,7 @@ import { loadConfig } from '../../src/config.ts';
 import { metadataHash, sha256Hex } from '../../src/core/hashing.ts';
 import { tileIndexPath } from '../../src/core/merkle-tree.ts';
 import { TILE_WIDTH } from '../../src/log/log-service.ts';
+import { TSA_QUERY_MAX_BYTES } from '../../src/tsa/tsa-routes.ts';
 import { freePort, startProcess, waitForLogSize, waitForOk } from './run.ts';
 import { SEED_METADATA, seed, seedHash } from './seed.ts';
 
@@ -55,8 +56,6 @@ const ATTACKER_POLL_MS = 20;
 const REQUEST_TIMEOUT_MS = 35_000;
 /** The longest wait for the seeded proofs to enter the log. */
 const LOG_WAIT_MS = 20 * 60_000;
-/** The service's body limit (src/app.ts): the largest body a request can carry. */
-const BODY_LIMIT_BYTES = 128 * 1024;
 
 const GOALS = { healthP99Ms: 50, healthMaxMs: 250, getP99Ratio: 2 };
 
@@ -133,8 +132,8 @@ const SHA256_IMPRINT = tlv(
 );
 
 /**
- * A valid RFC 3161 TimeStampReq (version 1, a SHA-256 imprint, a nonce, certReq) with as many extensions
- * as the parser takes (asn1js stops at 10,000 nodes, about 2,500 extensions), padded to the body limit.
+ * A valid RFC 3161 TimeStampReq (version 1, a SHA-256 imprint, a nonce, certReq) with as many empty
+ * extensions as fit in the largest query the service takes (TSA_QUERY_MAX_BYTES).
  */
 function largeValidTsaQuery(): Buffer {
   const head = [
@@ -143,30 +142,26 @@ function largeValidTsaQuery(): Buffer {
     tlv(0x02, Buffer.from('0102030405060708', 'hex')),
     tlv(0x01, Buffer.from([0xff])),
   ];
-  const count = 2400;
-  const extension = (i: number, size: number) =>
+  const extension = (i: number) =>
     tlv(
       0x30,
       tlv(0x06, Buffer.from(i < 0x80 ? [0x2a, 0x03, i] : [0x2a, 0x03, 0x80 | (i >> 7), i & 0x7f])),
-      tlv(0x04, Buffer.alloc(size, 0x61)),
+      tlv(0x04, Buffer.alloc(0)),
     );
-  const build = (size: number) =>
-    tlv(0x30, ...head, tlv(0xa0, ...Array.from({ length: count }, (_, i) => extension(i, size))));
-  const empty = build(0).length;
-  for (let size = Math.floor((BODY_LIMIT_BYTES - empty) / count); size > 0; size--) {
-    const query = build(size);
-    if (query.length <= BODY_LIMIT_BYTES) return query;
-  }
-  throw new Error('no extension size fits the body limit');
+  const build = (count: number) =>
+    tlv(0x30, ...head, tlv(0xa0, ...Array.from({ length: count }, (_, i) => extension(i))));
+  let count = 1;
+  while (build(count + 1).length <= TSA_QUERY_MAX_BYTES) count++;
+  return build(count);
 }
 
 /**
- * Not a TimeStampReq: a SEQUENCE of 3-byte INTEGERs up to the body limit, the costliest refusal found
- * (each element becomes a parser node before asn1js gives up at its node limit).
+ * Not a TimeStampReq: a SEQUENCE of 3-byte INTEGERs up to the largest query the service takes, the
+ * costliest refusal found (each element becomes a parser node before the parser gives up).
  */
 function largeInvalidTsaQuery(): Buffer {
   const integer = Buffer.from([0x02, 0x01, 0x01]);
-  const count = Math.floor((BODY_LIMIT_BYTES - 8) / integer.length);
+  const count = Math.floor((TSA_QUERY_MAX_BYTES - 8) / integer.length);
   return tlv(0x30, ...Array.from({ length: count }, () => integer));
 }
 
@@ -288,7 +283,7 @@ export const ATTACKS: Attack[] = [
   },
   { route: 'GET /log/tile/0/<last full tile>', request: (ctx) => get(`/log/tile/0/${lastTile(ctx)}`) },
   {
-    route: 'POST /api/tsa (2,400 extensions, valid)',
+    route: 'POST /api/tsa (4 KiB: as many extensions as fit, valid)',
     request: () => ({
       method: 'POST',
       path: '/api/tsa',
@@ -297,7 +292,7 @@ export const ATTACKS: Attack[] = [
     }),
   },
   {
-    route: 'POST /api/tsa (128 KiB of INTEGERs, invalid)',
+    route: 'POST /api/tsa (4 KiB of INTEGERs, invalid)',
     request: () => ({
       method: 'POST',
       path: '/api/tsa',
