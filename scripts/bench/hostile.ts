@@ -283,7 +283,7 @@ export const ATTACKS: Attack[] = [
   },
   { route: 'GET /log/tile/0/<last full tile>', request: (ctx) => get(`/log/tile/0/${lastTile(ctx)}`) },
   {
-    route: 'POST /api/tsa (4 KiB: as many extensions as fit, valid)',
+    route: 'POST /api/tsa (1 KiB: as many extensions as fit, valid)',
     request: () => ({
       method: 'POST',
       path: '/api/tsa',
@@ -292,7 +292,7 @@ export const ATTACKS: Attack[] = [
     }),
   },
   {
-    route: 'POST /api/tsa (4 KiB of INTEGERs, invalid)',
+    route: 'POST /api/tsa (1 KiB of INTEGERs, invalid)',
     request: () => ({
       method: 'POST',
       path: '/api/tsa',

@@ -15,7 +15,7 @@ const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: {
     code: 'payload_too_large',
     message:
-      'The request body is too large: at most 131072 bytes (128 KiB) of JSON, or 4096 bytes for a time-stamp query',
+      'The request body is too large: at most 131072 bytes (128 KiB) of JSON, or 1024 bytes for a time-stamp query',
   },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'unsupported_media_type',
