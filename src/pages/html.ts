@@ -55,9 +55,12 @@ export function jsonBlock(value: unknown): SafeHtml {
   return html`<pre class="code"><code>${JSON.stringify(value, null, 2)}</code></pre>`;
 }
 
+/** Made once: building a number format took about 0.3 ms, and a page shows several numbers. */
+const COUNT_FORMAT = new Intl.NumberFormat('en-US');
+
 /** A number with thousands separators, the same on every server locale. */
 export function formatCount(value: number): string {
-  return new Intl.NumberFormat('en-US').format(value);
+  return COUNT_FORMAT.format(value);
 }
 
 /** `2026-11-22 11:01:14 UTC`: the unambiguous form shown on pages (the local time is added in the browser). */
