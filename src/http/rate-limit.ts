@@ -2,6 +2,7 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../errors.ts';
+import { ClientTurns } from './client-turns.ts';
 
 /** `config: { rateLimit: false }` (declared by @fastify/rate-limit) exempts a route. */
 declare module 'fastify' {
@@ -13,12 +14,21 @@ declare module 'fastify' {
 
 export interface RateLimitOptions {
   max: number;
+  /** Requests of one client handled at once (`ClientTurns`); the others wait their turn. */
+  maxInFlight?: number;
   windowMs: number;
   /** A shared store (an ioredis client) so several instances count together; in-memory when absent. */
   redis?: Redis;
   /** Prefix of the Redis keys. */
   nameSpace?: string;
 }
+
+/** Requests of one client handled at once; more wait (a browser opens about six connections). */
+const MAX_IN_FLIGHT_PER_CLIENT = 4;
+
+/** The client a request counts for: its verified API key, else its address. */
+const clientKey = (request: FastifyRequest): string =>
+  request.rateLimitKey ?? `ip:${normalizeIP(request.ip, 64)}`;
 
 /**
  * SPEC.md §8 and DECISIONS.md §7: a fixed window per client (the verified API key, else the client
@@ -36,25 +46,29 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       : {}),
   });
   const windowSeconds = Math.ceil(options.windowMs / 1000);
-  const limiter = app.createRateLimit({
-    keyGenerator: (request: FastifyRequest) => request.rateLimitKey ?? `ip:${normalizeIP(request.ip, 64)}`,
-  });
+  const limiter = app.createRateLimit({ keyGenerator: clientKey });
   const policy = `"default";q=${options.max};w=${windowSeconds}`;
+  const turns = new ClientTurns(options.maxInFlight ?? MAX_IN_FLIGHT_PER_CLIENT);
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.rateLimit === false) return;
     const result = await limiter(request);
-    if (result.isAllowed) return;
-    const resetSeconds = Math.max(1, result.ttlInSeconds);
-    void reply.header('RateLimit-Policy', policy);
-    void reply.header('RateLimit', `"default";r=${result.remaining};t=${resetSeconds}`);
-    if (result.isExceeded) {
-      throw new AppError(
-        'rate_limited',
-        `Too many requests: the limit is ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`,
-        { limit: options.max, windowSeconds, retryAfterSeconds: resetSeconds },
-        { 'Retry-After': String(resetSeconds) },
-      );
+    if (!result.isAllowed) {
+      const resetSeconds = Math.max(1, result.ttlInSeconds);
+      void reply.header('RateLimit-Policy', policy);
+      void reply.header('RateLimit', `"default";r=${result.remaining};t=${resetSeconds}`);
+      if (result.isExceeded) {
+        throw new AppError(
+          'rate_limited',
+          `Too many requests: the limit is ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`,
+          { limit: options.max, windowSeconds, retryAfterSeconds: resetSeconds },
+          { 'Retry-After': String(resetSeconds) },
+        );
+      }
     }
+    // Within its allowance, a client's requests still take their turn (docs/security.md).
+    const client = clientKey(request);
+    reply.raw.once('close', () => turns.leave(client));
+    await turns.enter(client);
   });
 }
