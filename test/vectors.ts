@@ -2,18 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The shared conformance vectors (C2SP log written by Tessera). They live in the `shared/` folder beside
- * the repository (SHARED_DIR overrides); a missing folder fails the tests that need it.
+ * Conformance vectors kept in the repository under `test/vectors/` (each folder's README says where it
+ * comes from and under which licence): for example `tessera-log`, a C2SP log written by Tessera.
  */
 export function vectorsDir(name: string): string {
-  const candidates = [
-    process.env.SHARED_DIR,
-    path.resolve(import.meta.dirname, '../../shared'),
-    '/work/shared',
-  ].filter((c): c is string => c !== undefined);
-  for (const base of candidates) {
-    const dir = path.join(base, 'vectors', name);
-    if (existsSync(dir)) return dir;
-  }
-  throw new Error(`conformance vectors ${name} not found in ${candidates.join(', ')}; set SHARED_DIR`);
+  const dir = path.join(import.meta.dirname, 'vectors', name);
+  if (!existsSync(dir)) throw new Error(`conformance vectors ${name} not found in ${dir}`);
+  return dir;
 }
