@@ -28,7 +28,11 @@ import { AppError } from '../errors.ts';
 import { NotarizeBody } from '../proofs/proof-schemas.ts';
 import type { PaymentRecord } from '../proofs/proofs-service.ts';
 import { PAID_ROUTE, X402_VERSION } from './terms.ts';
-import { readAuthorization, validityProblem, type PaymentAuthorization } from './authorization.ts';
+import {
+  readAuthorization,
+  validityProblem,
+  type PaymentAuthorization,
+} from '../core/payment-authorization.ts';
 
 /** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
 const MAX_TIMEOUT_SECONDS = 300;

@@ -2,7 +2,7 @@ import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../platform/clock.ts';
 import * as claims from './payment-claims-store.ts';
-import type { ClaimedAuthorization } from './payment-claims-store.ts';
+import type { PaymentAuthorization } from '../core/payment-authorization.ts';
 import * as store from './proofs-store.ts';
 import type { ProofRow } from './proofs-store.ts';
 
@@ -24,7 +24,7 @@ export interface PaymentRecord {
  * committed only after.
  */
 export interface Charge {
-  authorization: ClaimedAuthorization;
+  authorization: PaymentAuthorization;
   verify: () => Promise<() => Promise<PaymentRecord>>;
 }
 

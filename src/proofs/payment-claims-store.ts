@@ -1,17 +1,9 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
+import type { PaymentAuthorization } from '../core/payment-authorization.ts';
 import type { PaymentAuthorizationsTable } from '../db/schema.ts';
 
 export type AuthorizationRow = Selectable<PaymentAuthorizationsTable>;
-
-/** What identifies an authorization on chain, and what the claim records about it. */
-export interface ClaimedAuthorization {
-  network: string;
-  payer: string;
-  nonce: string;
-  payloadDigest: string;
-  validBeforeMs: number;
-}
 
 /**
  * A settling claim whose authorization expired this long ago frees its idempotency key: past
@@ -26,7 +18,7 @@ export type ClaimResult =
   /** Another authorization is settling for the same idempotency key. */
   | { kind: 'key_busy' };
 
-const byAuthorization = (db: Db, authorization: ClaimedAuthorization) =>
+const byAuthorization = (db: Db, authorization: PaymentAuthorization) =>
   db
     .selectFrom('payment_authorizations')
     .selectAll()
@@ -36,7 +28,7 @@ const byAuthorization = (db: Db, authorization: ClaimedAuthorization) =>
 
 export async function findAuthorization(
   db: Db,
-  authorization: ClaimedAuthorization,
+  authorization: PaymentAuthorization,
 ): Promise<AuthorizationRow | undefined> {
   return byAuthorization(db, authorization).executeTakeFirst();
 }
@@ -49,7 +41,7 @@ export async function findAuthorization(
  */
 export async function claimAuthorization(
   db: Db,
-  authorization: ClaimedAuthorization,
+  authorization: PaymentAuthorization,
   scope: string,
   key: string,
   nowMs: number,
@@ -85,7 +77,7 @@ export async function claimAuthorization(
 }
 
 /** Gives a claim up: its payment was refused, so nothing moved and the authorization may be used again. */
-export async function releaseAuthorization(db: Db, authorization: ClaimedAuthorization): Promise<void> {
+export async function releaseAuthorization(db: Db, authorization: PaymentAuthorization): Promise<void> {
   await db
     .deleteFrom('payment_authorizations')
     .where('network', '=', authorization.network)
@@ -98,7 +90,7 @@ export async function releaseAuthorization(db: Db, authorization: ClaimedAuthori
 /** Records the proof the authorization paid for; runs in the transaction that stores the proof. */
 export async function markSettled(
   trx: Db,
-  authorization: ClaimedAuthorization,
+  authorization: PaymentAuthorization,
   proofId: string,
 ): Promise<void> {
   await trx

@@ -16,7 +16,7 @@ import * as store from './proofs-store.ts';
 import { WindowedSearch, type SearchBounds } from './proofs-search.ts';
 import { PaidRequests, type Charge, type PaymentRecord } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
-import type { ClaimedAuthorization } from './payment-claims-store.ts';
+import type { PaymentAuthorization } from '../core/payment-authorization.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
 
 export const METADATA_MAX_BYTES = 8192;
@@ -87,7 +87,7 @@ export interface ProofsServiceDeps {
 export class ProofsService {
   readonly #deps: ProofsServiceDeps;
   readonly #writer: GroupCommitter<
-    { row: NewProofRow; proof: Proof; authorization: ClaimedAuthorization | undefined },
+    { row: NewProofRow; proof: Proof; authorization: PaymentAuthorization | undefined },
     boolean
   >;
   /**
@@ -172,7 +172,7 @@ export class ProofsService {
     request: DescribedRequest,
     scope: string,
     settle: (() => Promise<PaymentRecord>) | undefined,
-    authorization?: ClaimedAuthorization,
+    authorization?: PaymentAuthorization,
   ): Promise<NotarizeResult> {
     const createdAt = this.#deps.clock.now();
     const key = this.#deps.keyring.active;

@@ -1,5 +1,5 @@
-import { canonicalJson } from '../core/canonical-json.ts';
-import { sha256Hex } from '../core/hashing.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { sha256Hex } from './hashing.ts';
 
 /**
  * What identifies an x402 `exact` EVM payment once and for all, read from the payload a payer signed:

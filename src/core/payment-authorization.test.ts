@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readAuthorization, validityProblem } from './authorization.ts';
+import { readAuthorization, validityProblem } from './payment-authorization.ts';
 
 const NETWORK = 'eip155:8453';
 const FROM = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
