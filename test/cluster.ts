@@ -64,6 +64,10 @@ export function postOnFreshConnection(
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
         res.on('error', () => resolve(undefined));
+        // A connection cut in the middle of the answer (the instance was killed) ends without 'end'.
+        res.on('close', () => {
+          if (!res.complete) resolve(undefined);
+        });
       },
     );
     req.on('error', () => resolve(undefined));
