@@ -110,7 +110,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const proofs = new ProofsService({
     db,
     sign: signing.sign,
-    logOrigin: transparencyLog.origin,
+    log: transparencyLog,
     tsa,
     engine: database.engine,
     keyring,

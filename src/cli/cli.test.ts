@@ -234,13 +234,13 @@ describe('hashproof verify', () => {
     assert.equal((await cli(['stamp', file])).code, 0);
     const offline = await cli(['verify', file]);
     assert.equal(offline.code, 0, offline.stdout + offline.stderr);
-    assert.match(offline.stdout, /^ok {3}receipt: the Ed25519 receipt verifies/m);
-    assert.match(offline.stdout, /^ok {3}timestamp: the RFC 3161 token names this hash/m);
-    assert.match(offline.stdout, /^ok {3}inclusion: entry \d+ of the log's signed tree/m);
+    assert.match(offline.stdout, /^ok {3}receipt: The Ed25519 receipt verifies/m);
+    assert.match(offline.stdout, /^ok {3}timestamp: The RFC 3161 token names this hash/m);
+    assert.match(offline.stdout, /^ok {3}inclusion: Leaf \d+ is included in the signed tree/m);
     const good = await cli(['verify', file, '--online']);
     assert.equal(good.code, 0, good.stdout + good.stderr);
     assert.match(good.stdout, /^ok {3}contentHash/m);
-    assert.match(good.stdout, /^ok {3}signature: the service confirms/m);
+    assert.match(good.stdout, /^ok {3}signature: The service confirms/m);
 
     writeFileSync(file, 'weights v2');
     const modified = await cli(['verify', file]);

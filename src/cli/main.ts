@@ -174,7 +174,7 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
     name: 'keys',
     status: 'unavailable',
     message:
-      'taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
+      'Taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
   };
   if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
   const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
@@ -194,7 +194,7 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
         {
           name: 'signature',
           status: matches ? 'valid' : 'invalid',
-          message: matches ? 'the service confirms the signature' : 'the service does not confirm this proof',
+          message: matches ? 'The service confirms the signature' : 'The service does not confirm this proof',
         },
       );
     } catch (error) {
@@ -205,7 +205,7 @@ async function verify(client: HashproofClient, [file, proofFile]: string[], valu
           {
             name: 'signature',
             status: 'invalid',
-            message: 'the service has no such proof',
+            message: 'The service has no such proof',
           },
         );
       } else throw error;

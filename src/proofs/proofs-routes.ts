@@ -2,14 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentAttempt, PaymentGate } from '../payments/x402.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
-import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import {
   NotarizeBody,
   NotarizeResponse,
-  type Proof,
   ProofDocument,
   ProofIdParams,
   ProofList,
@@ -39,48 +37,6 @@ function chargeFor(
         return payment;
       };
     },
-  };
-}
-
-/**
- * The proof's leaf is in the log: its inclusion proof leads to the root of the latest checkpoint, and
- * that checkpoint's signature verifies with the log key.
- */
-async function inclusionCheck(ctx: AppContext, proof: Proof, message: string) {
-  const base = { algorithm: 'rfc6962-sha256+ed25519-checkpoint', keyId: ctx.keyring.logKey.keyId };
-  if (proof.log === null) {
-    return {
-      ...base,
-      status: 'unavailable' as const,
-      leafIndex: null,
-      treeSize: null,
-      message: 'Not in the log yet: the sequencer integrates new proofs within about a second',
-    };
-  }
-  const { leafIndex } = proof.log;
-  // Read from the store, not from memory: the report checks what is stored now.
-  const inclusion = await ctx.log.inclusion(leafIndex, undefined, { fromStore: true });
-  const checkpoint = inclusion.checkpoint === null ? undefined : ctx.log.openCheckpoint(inclusion.checkpoint);
-  const isValid =
-    checkpoint !== undefined &&
-    checkpoint.size === inclusion.treeSize &&
-    verifyInclusion(
-      leafIndex,
-      inclusion.treeSize,
-      leafHash(Buffer.from(message, 'utf8')),
-      inclusion.hashes,
-      checkpoint.rootHash,
-    );
-  return {
-    ...base,
-    status: isValid ? ('valid' as const) : ('invalid' as const),
-    leafIndex,
-    treeSize: inclusion.treeSize,
-    message: isValid
-      ? `Leaf ${leafIndex} is included in the signed tree of ${inclusion.treeSize} entries`
-      : checkpoint === undefined
-        ? 'The latest checkpoint does not verify with the log key'
-        : 'The inclusion proof does not lead from this proof to the signed root',
   };
 }
 
@@ -242,63 +198,24 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => {
       const result = await ctx.proofs.verify(request.params.id);
       if (result === undefined) throw proofNotFound(request.params.id);
-      const { proof, isSignatureValid, isReceiptValid, keyId, timestampProblem } = result;
-      const receiptKeyId = proof.receipt?.keyId ?? '';
-      const inclusion = await inclusionCheck(ctx, proof, result.signingMessage);
-      const timestamp = {
-        status:
-          timestampProblem === undefined
-            ? ('valid' as const)
-            : timestampProblem === 'absent'
-              ? ('unavailable' as const)
-              : ('invalid' as const),
-        algorithm: 'rfc3161-ecdsa-p256-sha256',
-        keyId: ctx.tsa.keyId,
-        message:
-          timestampProblem === undefined
-            ? 'The RFC 3161 token names this hash and timestamp, and its signature verifies with the TSA certificate'
-            : timestampProblem === 'absent'
-              ? 'This proof has no RFC 3161 token (made before tokens existed)'
-              : `The RFC 3161 token does not hold: ${timestampProblem}`,
-      };
+      const { proof, report } = result;
+      const { checks } = report;
       return {
         ok: true,
         proofId: proof.id,
-        verified:
-          isSignatureValid &&
-          isReceiptValid !== false &&
-          inclusion.status !== 'invalid' &&
-          timestamp.status !== 'invalid',
+        verified: report.verified,
         checks: {
-          signature: {
-            status: isSignatureValid ? ('valid' as const) : ('invalid' as const),
-            algorithm: 'hmac-sha256',
-            keyId,
-            message: isSignatureValid
-              ? 'The HMAC-SHA256 over the signing message matches the stored signature'
-              : 'The stored signature does not match the proof fields under its key',
+          signature: { ...checks.signature, algorithm: 'hmac-sha256', keyId: proof.keyId },
+          receipt: { ...checks.receipt, algorithm: 'ed25519', keyId: proof.receipt?.keyId ?? '' },
+          timestamp: { ...checks.timestamp, algorithm: 'rfc3161-ecdsa-p256-sha256', keyId: ctx.tsa.keyId },
+          inclusion: {
+            ...checks.inclusion,
+            algorithm: 'rfc6962-sha256+ed25519-checkpoint',
+            keyId: ctx.keyring.logKey.keyId,
           },
-          receipt: {
-            status:
-              isReceiptValid === null
-                ? ('unavailable' as const)
-                : isReceiptValid
-                  ? ('valid' as const)
-                  : ('invalid' as const),
-            algorithm: 'ed25519',
-            keyId: receiptKeyId,
-            message:
-              isReceiptValid === null
-                ? 'This proof has no public-key receipt'
-                : isReceiptValid
-                  ? 'The Ed25519 receipt verifies with the published key ' + receiptKeyId
-                  : 'The Ed25519 receipt does not verify with the published key',
-          },
-          timestamp,
-          inclusion,
         },
-        keyId,
-        signingMessage: result.signingMessage,
+        keyId: proof.keyId,
+        signingMessage: report.signingMessage,
         checkedAt: new Date(ctx.clock.now()).toISOString(),
         proof,
       };

@@ -1,9 +1,7 @@
 import { BoundedMap } from '../core/bounded-map.ts';
-import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
-import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import type { IdGenerator } from '../core/ids.ts';
-import { hmacSign, hmacVerify, signingMessage } from '../core/proof-signature.ts';
-import { encodeReceipt, verifyReceipt } from '../core/receipt.ts';
+import { hmacSign, signingMessage } from '../core/proof-signature.ts';
+import { encodeReceipt } from '../core/receipt.ts';
 import { signHere, type SignFn } from '../core/signing-thread.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
@@ -18,23 +16,22 @@ import { PaidRequests, type Charge, type PaymentRecord } from './paid-requests.t
 import * as claims from './payment-claims-store.ts';
 import type { PaymentAuthorization } from '../core/payment-authorization.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
+import {
+  describeRequest,
+  idempotencyScope,
+  type DescribedRequest,
+  type Principal,
+} from './notarize-request.ts';
+import { ProofChecks } from './proof-checks.ts';
+import type { LogService } from '../log/log-service.ts';
+import type { VerificationReport } from '../verify/proof-verifier.ts';
 
-export const METADATA_MAX_BYTES = 8192;
-/** Deeper metadata is refused before anything recursive (serialization, hashing) walks it. */
-export const METADATA_MAX_DEPTH = 32;
 export const REDACTED = '[redacted]';
-/** Signature-check results kept (oldest dropped first): about 4 MB at most. */
-const CHECK_CACHE_SIZE = 10_000;
 /** Sequenced proofs kept for reads (oldest dropped first): about 10 MB at most. */
 const PROOF_CACHE_SIZE = 10_000;
 
-/** Who asks for a proof: decides the idempotency scope and what the proof records (DECISIONS §3). */
-export type Principal =
-  | { kind: 'public' }
-  | { kind: 'account'; accountId: string }
-  | { kind: 'payer'; network: string; payer: string };
-
 export type { Charge, PaymentRecord } from './paid-requests.ts';
+export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
 
 export interface NotarizeOptions {
   charge?: Charge;
@@ -47,13 +44,7 @@ export interface NotarizeResult {
 
 export interface VerifyResult {
   proof: Proof;
-  isSignatureValid: boolean;
-  keyId: string;
-  signingMessage: string;
-  /** null when the proof has no receipt (made before receipts existed). */
-  isReceiptValid: boolean | null;
-  /** Why the RFC 3161 token does not hold, 'absent' for a proof without one, undefined when it holds. */
-  timestampProblem: string | undefined;
+  report: VerificationReport;
 }
 
 export interface ProofPage {
@@ -73,8 +64,8 @@ export interface ProofsServiceDeps {
   afterCommit?: (eventCount: number) => void;
   /** Signs each new proof's RFC 3161 token. */
   tsa: Tsa;
-  /** The transparency log's origin, named in each sequenced proof. */
-  logOrigin: string;
+  /** The transparency log: its origin is named in each sequenced proof; it proves their inclusion. */
+  log: Pick<LogService, 'origin' | 'inclusion' | 'verifierKey'>;
   /** How long a paid request waits for another payment with the same key before answering 409. */
   chargeWaitMs?: number;
   /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
@@ -90,12 +81,8 @@ export class ProofsService {
     { row: NewProofRow; proof: Proof; authorization: PaymentAuthorization | undefined },
     boolean
   >;
-  /**
-   * Results of signature checks, keyed by every byte that went into them (key id, signature, signed
-   * fields). A check is a pure function of those bytes and keys never change, so a hit is the same
-   * answer recomputing would give; any change to a stored proof changes the key and is checked anew.
-   */
-  readonly #checks = new BoundedMap<string, boolean>(CHECK_CACHE_SIZE);
+  /** Signature checks and verification reports. */
+  readonly #checks: ProofChecks;
   /**
    * Proofs already in the log, by id. A stored proof changes once, when the sequencer gives it its leaf
    * index, and never again (nothing updates or deletes proofs), so these answer reads exactly as the
@@ -109,6 +96,7 @@ export class ProofsService {
 
   constructor(deps: ProofsServiceDeps) {
     this.#deps = deps;
+    this.#checks = new ProofChecks(deps);
     this.#search = new WindowedSearch(deps.db, deps.engine, deps.search);
     this.#paid = new PaidRequests(deps.db, deps.clock, deps.chargeWaitMs ?? 5_000);
     this.#writer = new GroupCommitter(async (items) => {
@@ -257,21 +245,7 @@ export class ProofsService {
     const row = await store.findById(this.#deps.db, id);
     if (row === undefined) return undefined;
     const proof = this.#toProof(row);
-    const message = signingMessage(proof);
-    const receiptKey = proof.receipt ? this.#deps.keyring.findReceiptKey(proof.receipt.keyId) : undefined;
-    return {
-      proof,
-      isSignatureValid: proof.verified,
-      keyId: row.key_id,
-      signingMessage: message,
-      isReceiptValid: proof.receipt
-        ? receiptKey !== undefined &&
-          this.#checked(`r\0${receiptKey.keyId}\0${proof.receipt.signature}\0${message}`, () =>
-            verifyReceipt(receiptKey.publicKey, message, proof.receipt?.signature ?? ''),
-          )
-        : null,
-      timestampProblem: this.#checkTimestamp(row, proof),
-    };
+    return { proof, report: await this.#checks.report(proof, row.tst_signature ?? null) };
   }
 
   /**
@@ -321,30 +295,6 @@ export class ProofsService {
     };
   }
 
-  /**
-   * Checks the proof's token: its stored TSA signature must sign the token that the proof's own hash,
-   * timestamp and id make (so imprint and genTime are the proof's by construction). Returns why it
-   * fails, 'absent', or undefined when it holds.
-   */
-  #checkTimestamp(row: ProofRow, proof: Proof): string | undefined {
-    if (row.tst_signature === null || row.tst_signature === undefined) return 'absent';
-    if (row.tst_key_id !== this.#deps.tsa.keyId)
-      return `signed by an unknown TSA key ${row.tst_key_id ?? ''}`;
-    const signature = Buffer.from(row.tst_signature, 'base64');
-    const key = `t\0${row.tst_key_id}\0${row.tst_signature}\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}`;
-    return this.#checked(key, () => this.#deps.tsa.verifySignature(proofTokenRequest(proof), signature))
-      ? undefined
-      : 'the signature does not verify with the TSA certificate';
-  }
-
-  #checked(key: string, check: () => boolean): boolean {
-    const known = this.#checks.get(key);
-    if (known !== undefined) return known;
-    const result = check();
-    this.#checks.set(key, result);
-    return result;
-  }
-
   /** Waits for every accepted write to be committed (graceful stop). */
   async drain(): Promise<void> {
     await this.#writer.idle();
@@ -370,16 +320,16 @@ export class ProofsService {
       metadataHash: row.metadata_hash,
       label: row.label,
     };
-    const key = this.#deps.keyring.find(row.key_id);
     return {
       ...fields,
       verified:
         isKnownValid ||
-        (key !== undefined &&
-          this.#checked(
-            `h\0${row.key_id}\0${row.signature}\0${fields.id}\0${fields.timestamp}\0${fields.contentHash}\0${fields.metadataHash}\0${fields.label}`,
-            () => hmacVerify(key.keyObject, fields, row.signature),
-          )),
+        this.#checks.isSignatureValid({
+          ...fields,
+          signature: row.signature,
+          keyId: row.key_id,
+          receipt: null,
+        }),
       metadataKeys: JSON.parse(row.metadata_keys) as string[],
       signature: row.signature,
       keyId: row.key_id,
@@ -401,7 +351,7 @@ export class ProofsService {
       log:
         row.leaf_index === null || row.leaf_index === undefined
           ? null
-          : { origin: this.#deps.logOrigin, leafIndex: Number(row.leaf_index) },
+          : { origin: this.#deps.log.origin, leafIndex: Number(row.leaf_index) },
     };
   }
 }
@@ -416,88 +366,9 @@ interface Found {
   tstSignature: string | null;
 }
 
-interface DescribedRequest {
-  contentHash: string;
-  metadataHash: string;
-  metadataKeys: string[];
-  fingerprint: string;
-}
-
-/** Checks what the schema cannot express and derives every hash of the request. */
-function describeRequest(body: NotarizeBody): DescribedRequest {
-  const metadata = body.metadata as Record<string, unknown> | undefined;
-  if (metadata !== undefined) {
-    if (nestsDeeperThan(metadata, METADATA_MAX_DEPTH)) {
-      throw invalidField(
-        '/metadata',
-        `must not nest objects and arrays deeper than ${METADATA_MAX_DEPTH} levels`,
-        'maxDepth',
-      );
-    }
-    const sizeBytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
-    if (sizeBytes > METADATA_MAX_BYTES) {
-      throw invalidField(
-        '/metadata',
-        `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${sizeBytes})`,
-        'maxBytes',
-      );
-    }
-    const malformed = findIllFormedString(metadata, '/metadata');
-    if (malformed !== undefined)
-      throw invalidField(malformed, 'contains an unpaired UTF-16 surrogate', 'wellFormed');
-  }
-  for (const field of ['label', 'idempotencyKey'] as const) {
-    if (!body[field].isWellFormed())
-      throw invalidField(`/${field}`, 'contains an unpaired UTF-16 surrogate', 'wellFormed');
-  }
-  const contentHash = normalizeContentHash(body.contentHash);
-  const hashOfMetadata = metadataHash(metadata);
-  return {
-    contentHash,
-    metadataHash: hashOfMetadata,
-    metadataKeys: metadataKeys(metadata),
-    fingerprint: sha256Hex(canonicalJson({ contentHash, label: body.label, metadataHash: hashOfMetadata })),
-  };
-}
-
-function invalidField(path: string, message: string, keyword: string): AppError {
-  return new AppError('invalid_request', `Invalid request: ${path} ${message}`, {
-    errors: [{ location: 'body', path, message, keyword }],
-  });
-}
-
-/** Text that is not valid Unicode cannot be stored and read back unchanged, so it is refused. */
-function findIllFormedString(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.isWellFormed() ? undefined : path;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = findIllFormedString(item, `${path}/${i}`);
-      if (found !== undefined) return found;
-    }
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      if (!key.isWellFormed()) return `${path}/${key}`;
-      const found = findIllFormedString(item, `${path}/${key}`);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
-}
-
 /** The answer to a proof id this service does not hold, the same on every route (DECISIONS §4). */
 export function proofNotFound(id: string): AppError {
   return new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
-}
-
-export function idempotencyScope(principal: Principal): string {
-  switch (principal.kind) {
-    case 'public':
-      return 'public';
-    case 'account':
-      return `acct:${principal.accountId}`;
-    case 'payer':
-      return `payer:${principal.network}:${principal.payer.toLowerCase()}`;
-  }
 }
 
 /** Shared answers must not be changed by whoever reads them. */

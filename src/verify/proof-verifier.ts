@@ -1,0 +1,282 @@
+import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { leafHash, verifyInclusion } from '../core/merkle.ts';
+import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
+import { verifyReceipt } from '../core/receipt.ts';
+import { parseTlogProof } from '../core/tlog-proof.ts';
+import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
+import { verifyTimestampToken } from './timestamp-token.ts';
+
+/**
+ * Whether a proof is good, decided in one place for everyone who asks: the service's verification
+ * report, the command line's check of a proof file, and the client library. Pure: it reads nothing and
+ * trusts nothing but what it is given, and says what it could not check rather than guessing.
+ * docs/verification.md explains each check for a reader who wants to do it by hand.
+ */
+
+export type CheckStatus = 'valid' | 'invalid' | 'unavailable';
+
+export interface Check {
+  status: CheckStatus;
+  message: string;
+}
+
+/** What a proof document carries that the checks read. */
+export interface VerifiableProof extends SignedProofFields {
+  signature: string;
+  keyId: string;
+  receipt: { keyId: string; signature: string } | null;
+}
+
+/** A receipt key as the key manifest publishes it: its public half and its validity window. */
+export interface TrustedReceiptKey {
+  keyId: string;
+  /** A KeyObject, or the base64 DER SubjectPublicKeyInfo of the manifest. */
+  publicKey: KeyObject | string;
+  validFrom: string;
+  validUntil: string | null;
+}
+
+/** The keys the checks trust. Whatever is missing makes its check unavailable, never valid. */
+export interface Trust {
+  receiptKeys: readonly TrustedReceiptKey[];
+  /**
+   * The TSA certificate and the root that issued it (the trust anchor), or both in PEM, certificate
+   * first (as /api/tsa/certs.pem serves them).
+   */
+  tsa?: { certificate: X509Certificate; root: X509Certificate } | string;
+  /** The log's C2SP verifier key (`origin+keyid+base64`). */
+  logVerifierKey?: string;
+  /** Recomputes the HMAC signature; only the service holds its secret. Undefined for an unknown key. */
+  hmac?: (fields: SignedProofFields, signature: string, keyId: string) => boolean | undefined;
+}
+
+/** The evidence at hand besides the proof. `null` says it does not exist; undefined, that it is not here. */
+export interface Evidence {
+  /** `sha256:…` of the content the proof is checked against. */
+  contentHash?: string;
+  /** The RFC 3161 TimeStampResp (DER). */
+  timestampToken?: Buffer | null;
+  /**
+   * An inclusion proof and the signed checkpoint (C2SP signed note) it leads to, or a C2SP tlog-proof
+   * file that holds both.
+   */
+  inclusion?: { leafIndex: number; hashes: readonly Uint8Array[]; checkpoint: string | null } | string | null;
+}
+
+/** Remembers the result of a costly check by a key naming all its inputs (the service keeps a bounded map). */
+export type Memo = <T>(key: string, compute: () => T) => T;
+
+export interface VerificationReport {
+  /** True when no check is invalid. */
+  verified: boolean;
+  signingMessage: string;
+  checks: {
+    contentHash: Check;
+    format: Check;
+    signature: Check;
+    receipt: Check;
+    timestamp: Check;
+    inclusion: Check & { leafIndex: number | null; treeSize: number | null };
+  };
+}
+
+const PROOF_ID = /^proof_[0-9A-HJKMNP-TV-Z]{26}$/;
+const HMAC_SIGNATURE = /^hmac-sha256:[0-9a-f]{64}$/;
+const noMemo: Memo = (_key, compute) => compute();
+
+export function verifyProof(
+  proof: VerifiableProof,
+  evidence: Evidence,
+  trust: Trust,
+  memo: Memo = noMemo,
+): VerificationReport {
+  const format = formatCheck(proof);
+  const message = format.status === 'valid' ? signingMessage(proof) : '';
+  const checks: VerificationReport['checks'] = {
+    contentHash: contentHashCheck(proof, evidence.contentHash),
+    format,
+    signature:
+      trust.hmac === undefined
+        ? unavailable('An HMAC signature is checked by the service (ask it: hashproof verify --online)')
+        : checkSignature(proof, trust.hmac, memo),
+    receipt: receiptCheck(proof, message, trust.receiptKeys, memo),
+    timestamp: timestampCheck(proof, evidence.timestampToken, trust.tsa, memo),
+    inclusion: inclusionCheck(message, evidence.inclusion, trust.logVerifierKey, memo),
+  };
+  return {
+    verified: Object.values(checks).every((check) => check.status !== 'invalid'),
+    signingMessage: message,
+    checks,
+  };
+}
+
+const valid = (message: string): Check => ({ status: 'valid', message });
+const invalid = (message: string): Check => ({ status: 'invalid', message });
+const unavailable = (message: string): Check => ({ status: 'unavailable', message });
+
+function formatCheck(proof: VerifiableProof): Check {
+  let isWellFormed =
+    PROOF_ID.test(proof.id) &&
+    !Number.isNaN(Date.parse(proof.timestamp)) &&
+    HMAC_SIGNATURE.test(proof.signature);
+  try {
+    signingMessage(proof);
+  } catch {
+    isWellFormed = false;
+  }
+  return isWellFormed ? valid('The proof is well formed') : invalid('The proof is malformed');
+}
+
+function contentHashCheck(proof: VerifiableProof, contentHash: string | undefined): Check {
+  if (contentHash === undefined) return unavailable('No content at hand: the proof is checked on its own');
+  return proof.contentHash.toLowerCase() === contentHash.toLowerCase()
+    ? valid('The content hashes to the proof’s contentHash')
+    : invalid(`The content hashes to ${contentHash}, the proof says ${proof.contentHash}`);
+}
+
+/** The HMAC signature, with the service's secret (`hmac`): the one check only the service can make. */
+export function checkSignature(
+  proof: VerifiableProof,
+  hmac: NonNullable<Trust['hmac']>,
+  memo: Memo = noMemo,
+): Check {
+  const fields = {
+    id: proof.id,
+    timestamp: proof.timestamp,
+    contentHash: proof.contentHash,
+    metadataHash: proof.metadataHash,
+    label: proof.label,
+  };
+  const isValid = memo(`h\0${proof.keyId}\0${proof.signature}\0${signingMessage(fields)}`, () =>
+    hmac(fields, proof.signature, proof.keyId),
+  );
+  if (isValid === undefined)
+    return invalid(`The signature's key ${proof.keyId} is not one of the service's keys`);
+  return isValid
+    ? valid('The HMAC-SHA256 over the signing message matches the stored signature')
+    : invalid('The stored signature does not match the proof fields under its key');
+}
+
+function receiptCheck(
+  proof: VerifiableProof,
+  message: string,
+  keys: readonly TrustedReceiptKey[],
+  memo: Memo,
+): Check {
+  if (proof.receipt === null) return unavailable('This proof has no public-key receipt');
+  const { keyId, signature } = proof.receipt;
+  const key = keys.find((k) => k.keyId === keyId);
+  if (key === undefined)
+    return unavailable(`No public key ${keyId} at hand (see /.well-known/hashproof-keys.json)`);
+  const isValid = memo(`r\0${keyId}\0${signature}\0${message}`, () => {
+    try {
+      const publicKey =
+        typeof key.publicKey === 'string'
+          ? createPublicKey({ key: Buffer.from(key.publicKey, 'base64'), format: 'der', type: 'spki' })
+          : key.publicKey;
+      return message !== '' && verifyReceipt(publicKey, message, signature);
+    } catch {
+      return false;
+    }
+  });
+  if (!isValid) return invalid(`The Ed25519 receipt does not verify with the published key ${keyId}`);
+  const isInWindow =
+    key.validFrom <= proof.timestamp && (key.validUntil === null || proof.timestamp < key.validUntil);
+  return isInWindow
+    ? valid(`The Ed25519 receipt verifies with the published key ${keyId}`)
+    : invalid(`Key ${keyId} was not valid at ${proof.timestamp}`);
+}
+
+function timestampCheck(
+  proof: VerifiableProof,
+  token: Buffer | null | undefined,
+  tsa: Trust['tsa'],
+  memo: Memo,
+): Check {
+  if (token === null) return unavailable('This proof has no RFC 3161 token (made before tokens existed)');
+  if (token === undefined) return unavailable('No RFC 3161 token at hand');
+  if (tsa === undefined) return unavailable('No TSA certificate and root at hand to check the token with');
+  const chain = typeof tsa === 'string' ? parseChain(tsa) : tsa;
+  if (chain === undefined) return invalid('The TSA chain is not a certificate followed by its root');
+  const hash = Buffer.from(proof.contentHash.toLowerCase().slice('sha256:'.length), 'hex');
+  const genTime = new Date(proof.timestamp);
+  const problem = memo(
+    `t\0${chain.certificate.fingerprint256}\0${chain.root.fingerprint256}\0${proof.contentHash}\0${proof.timestamp}\0${token.toString('base64')}`,
+    () => verifyTimestampToken(token, hash, genTime, chain.certificate, chain.root),
+  );
+  return problem === undefined
+    ? valid(
+        'The RFC 3161 token names this hash and timestamp, and its signature verifies with the TSA certificate',
+      )
+    : invalid(`The RFC 3161 token does not hold: ${problem}`);
+}
+
+function inclusionCheck(
+  message: string,
+  inclusion: Evidence['inclusion'],
+  logVerifierKey: string | undefined,
+  memo: Memo,
+): VerificationReport['checks']['inclusion'] {
+  const none = { leafIndex: null, treeSize: null };
+  if (inclusion === null)
+    return { ...none, ...unavailable('Not in the log yet: new proofs join it within about a second') };
+  if (inclusion === undefined) return { ...none, ...unavailable('No inclusion proof at hand') };
+  let proof: Exclude<typeof inclusion, string>;
+  try {
+    proof = typeof inclusion === 'string' ? parseTlogProof(inclusion) : inclusion;
+  } catch (error) {
+    return { ...none, ...invalid(`The tlog-proof does not parse: ${(error as Error).message}`) };
+  }
+  const { leafIndex } = proof;
+  if (logVerifierKey === undefined)
+    return {
+      leafIndex,
+      treeSize: null,
+      ...unavailable('No log verifier key at hand to check the checkpoint with'),
+    };
+  const note = proof.checkpoint;
+  const checkpoint =
+    note === null
+      ? undefined
+      : memo(`n\0${logVerifierKey}\0${note}`, () => openCheckpoint(note, logVerifierKey));
+  if (checkpoint === undefined)
+    return { leafIndex, treeSize: null, ...invalid('The checkpoint does not verify with the log key') };
+  const treeSize = checkpoint.size;
+  const isIncluded =
+    message !== '' &&
+    verifyInclusion(
+      leafIndex,
+      treeSize,
+      leafHash(Buffer.from(message, 'utf8')),
+      [...proof.hashes],
+      checkpoint.rootHash,
+    );
+  return {
+    leafIndex,
+    treeSize,
+    ...(isIncluded
+      ? valid(`Leaf ${leafIndex} is included in the signed tree of ${treeSize} entries`)
+      : invalid('The inclusion proof does not lead from this proof to the signed root')),
+  };
+}
+
+function openCheckpoint(note: string, vkey: string): { size: number; rootHash: Uint8Array } | undefined {
+  try {
+    const { size, rootHash } = parseCheckpoint(openNote(note, parseVerifierKey(vkey)));
+    return { size, rootHash };
+  } catch {
+    return undefined;
+  }
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+function parseChain(pem: string): { certificate: X509Certificate; root: X509Certificate } | undefined {
+  const [certificate, root] = pem.match(PEM_CERTIFICATE) ?? [];
+  if (certificate === undefined || root === undefined) return undefined;
+  try {
+    return { certificate: new X509Certificate(certificate), root: new X509Certificate(root) };
+  } catch {
+    return undefined;
+  }
+}
