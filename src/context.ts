@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import { loggerOptions } from './platform/log-options.ts';
 import { standardOutput } from './platform/log-output.ts';
 import { ProofsService, type ProofsServiceDeps } from './proofs/proofs-service.ts';
+import { NotarizeBody } from './proofs/proof-schemas.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
@@ -68,7 +69,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   // The payment packages (viem and the x402 SDK) load only in x402 mode: demo mode starts faster.
   const payments =
     config.paymentMode === 'x402'
-      ? await (await import('./payments/x402.ts')).PaymentGate.create(config, overrides.facilitator)
+      ? await (
+          await import('./payments/x402.ts')
+        ).PaymentGate.create(config, {
+          facilitator: overrides.facilitator,
+          inputSchema: NotarizeBody,
+        })
       : undefined;
   const database = await openDatabase(config.database, (message) => log.warn(message));
   const { db } = database;

@@ -18,6 +18,27 @@ export interface PaymentAuthorization {
   validBeforeMs: number;
 }
 
+/** What a settled payment gives the proof to record. */
+export interface PaymentRecord {
+  network: string;
+  payer: string;
+  transaction: string;
+  amount: string;
+}
+
+/**
+ * The payment port: how the proofs service takes the payment of a paid request, whatever protocol
+ * carries it (the x402 gate in payments/ implements it). `authorization` is what the request claims;
+ * `verify` has it checked (nothing moves yet) and throws when it is refused. Then the proof is prepared
+ * (id, time, signatures, token), `settle` takes the payment, and the proof records what it returns and
+ * is committed only after.
+ */
+export interface Payment {
+  readonly authorization: PaymentAuthorization;
+  verify(): Promise<void>;
+  settle(): Promise<PaymentRecord>;
+}
+
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const EIP3009_NONCE = /^0x[0-9a-fA-F]{64}$/;
 const UINT = /^\d{1,78}$/;

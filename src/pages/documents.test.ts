@@ -185,7 +185,7 @@ describe('dashboard', () => {
         notarizeBody() as any,
         { kind: 'payer', network: 'eip155:8453', payer: '0x' + '1'.repeat(40) },
         {
-          charge: {
+          payment: {
             authorization: {
               network: 'eip155:8453',
               payer: '0x' + '1'.repeat(40),
@@ -193,7 +193,8 @@ describe('dashboard', () => {
               payloadDigest: 'd'.repeat(64),
               validBeforeMs: today + 7_200_000 + 300_000,
             },
-            verify: async () => async () => ({
+            verify: async () => {},
+            settle: async () => ({
               network: 'eip155:8453',
               payer: '0x' + '1'.repeat(40),
               transaction: '0x' + 'f'.repeat(64),

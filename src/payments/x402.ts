@@ -1,45 +1,43 @@
 import type { FastifyRequest } from 'fastify';
 import {
-  decodePaymentRequiredHeader,
-  decodePaymentSignatureHeader,
   encodePaymentRequiredHeader,
   encodePaymentResponseHeader,
-  FacilitatorResponseError,
-  FacilitatorTimeoutError,
   HTTPFacilitatorClient,
   x402HTTPResourceServer,
-  type HTTPAdapter,
   type HTTPRequestContext,
 } from '@x402/core/http';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
-import {
-  SettleError,
-  VerifyError,
-  type PaymentPayload,
-  type PaymentRequired,
-  type PaymentRequirements,
-  type SettleResponse,
-} from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { NotarizeBody } from '../proofs/proof-schemas.ts';
-import type { PaymentRecord } from '../proofs/proofs-service.ts';
-import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { PAID_ROUTE } from './terms.ts';
+import {
+  clip,
+  decodeChallenge,
+  decodePayload,
+  describe,
+  FACILITATOR_TEXT_MAX,
+  OutageAwareFacilitator,
+  paymentRequiredError,
+  requestAdapter,
+  staticAdapter,
+  unavailable,
+} from './x402-http.ts';
 import {
   readAuthorization,
   validityProblem,
+  type Payment,
   type PaymentAuthorization,
+  type PaymentRecord,
 } from '../core/payment-authorization.ts';
 
 /** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
 const MAX_TIMEOUT_SECONDS = 300;
 /** How far the payer's clock may be ahead of ours when it sets `validBefore`. */
 const CLOCK_SKEW_SECONDS = 30;
-/** Facilitator texts (viem errors carry raw calldata) are cut to this before any client sees them. */
-export const FACILITATOR_TEXT_MAX = 160;
 
 const SERVICE_NAME = 'hashproof';
 const DESCRIPTION =
@@ -53,8 +51,13 @@ const EXAMPLE_BODY = {
   idempotencyKey: 'build-1234',
 };
 
-/** A payment that passed verification and settlement: what the proof records. */
-export type SettledPayment = PaymentRecord;
+/**
+ * One request's x402 payment, as the proofs service takes it (its payment port): verify, then settle.
+ * Once settled, `settledHeaders` holds the PAYMENT-RESPONSE header the route sends with its answer.
+ */
+export interface RequestPayment extends Payment {
+  readonly settledHeaders: Record<string, string> | undefined;
+}
 
 /** A payment the facilitator verified, waiting for its proof to be prepared before it is settled. */
 export interface VerifiedPayment {
@@ -109,7 +112,10 @@ export class PaymentGate {
    * Builds the gate and asks the facilitator what it supports (`GET /supported`). A facilitator that is
    * unreachable or does not support the configured scheme and network stops start-up (ConfigError).
    */
-  static async create(config: Config, facilitator?: FacilitatorClient): Promise<PaymentGate> {
+  static async create(
+    config: Config,
+    { facilitator, inputSchema }: { facilitator?: FacilitatorClient | undefined; inputSchema: object },
+  ): Promise<PaymentGate> {
     const x402 = config.x402;
     if (x402 === undefined) throw new Error('PaymentGate needs the x402 configuration');
     const client =
@@ -143,7 +149,7 @@ export class PaymentGate {
         extensions: declareDiscoveryExtension({
           bodyType: 'json',
           input: EXAMPLE_BODY,
-          inputSchema: JSON.parse(JSON.stringify(NotarizeBody)) as Record<string, unknown>,
+          inputSchema: JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>,
           output: {
             example: {
               ok: true,
@@ -212,12 +218,34 @@ export class PaymentGate {
     request.payment = { payload, authorization };
   }
 
+  /** The payment an admitted request carries, for the proofs service to verify and settle. */
+  paymentOf(request: FastifyRequest): RequestPayment | undefined {
+    const attempt = request.payment;
+    if (attempt === undefined) return undefined;
+    let verified: VerifiedPayment | undefined;
+    let settledHeaders: Record<string, string> | undefined;
+    return {
+      authorization: attempt.authorization,
+      verify: async () => {
+        verified = await this.#verify(request, attempt);
+      },
+      settle: async () => {
+        if (verified === undefined) throw new Error('settle() before verify()');
+        const settled = await this.#settle(request, attempt, verified);
+        settledHeaders = settled.headers;
+        return settled.payment;
+      },
+      get settledHeaders() {
+        return settledHeaders;
+      },
+    };
+  }
+
   /**
    * Verifies the payment with the facilitator (nothing moves yet). Rejected → 402 with the reason;
    * facilitator unreachable → 502 `payment_unavailable`. Returns what `settle` needs.
    */
-  async verify(request: FastifyRequest): Promise<VerifiedPayment> {
-    if (request.payment === undefined) throw new Error('verify() without an admitted payment');
+  async #verify(request: FastifyRequest, attempt: PaymentAttempt): Promise<VerifiedPayment> {
     const context = this.#context(request);
     let verified;
     try {
@@ -235,8 +263,8 @@ export class PaymentGate {
     }
     if (verified.type !== 'payment-verified') throw new Error('the notarize route must require payment');
     // The facilitator checked the signature over this payload, so its `from` is the payer.
-    const checked = readAuthorization(request.payment.authorization.network, verified.paymentPayload.payload);
-    if (checked?.payloadDigest !== request.payment.authorization.payloadDigest) {
+    const checked = readAuthorization(attempt.authorization.network, verified.paymentPayload.payload);
+    if (checked?.payloadDigest !== attempt.authorization.payloadDigest) {
       throw this.#paymentRequired('invalid_payload: the verified payment is not the one sent');
     }
     return {
@@ -252,12 +280,11 @@ export class PaymentGate {
    * (it may still land, so it is not reported as failed). Returns what the proof records and the
    * PAYMENT-RESPONSE header to send with it.
    */
-  async settle(
+  async #settle(
     request: FastifyRequest,
+    attempt: PaymentAttempt,
     verified: VerifiedPayment,
-  ): Promise<{ payment: SettledPayment; headers: Record<string, string> }> {
-    const attempt = request.payment;
-    if (attempt === undefined) throw new Error('settle() without an admitted payment');
+  ): Promise<{ payment: PaymentRecord; headers: Record<string, string> }> {
     let settled;
     try {
       settled = await this.#http.processSettlement(
@@ -267,7 +294,7 @@ export class PaymentGate {
         { request: this.#context(request) },
       );
     } catch (error) {
-      throw unavailable('settle', error, attempt);
+      throw unavailable('settle', error, attempt.authorization);
     }
     if (!settled.success) {
       const response: SettleResponse = {
@@ -320,123 +347,4 @@ export class PaymentGate {
     const adapter = requestAdapter(request, this.#resourceUrl);
     return { adapter, path: PAID_ROUTE.path, method: request.method };
   }
-}
-
-/**
- * Tells an outage from a refusal. The facilitator client reports a refusal as VerifyError/SettleError
- * and a malformed answer or timeout as FacilitatorResponseError; anything else it throws (connection
- * refused, a 5xx page) the resource server would turn into a 402, inviting the client to pay again.
- * This wrapper turns those into FacilitatorResponseError, which the gate answers with 502.
- */
-class OutageAwareFacilitator implements FacilitatorClient {
-  readonly #inner: FacilitatorClient;
-  constructor(inner: FacilitatorClient) {
-    this.#inner = inner;
-  }
-  verify(...args: Parameters<FacilitatorClient['verify']>) {
-    return this.#inner.verify(...args).catch(asOutage);
-  }
-  settle(...args: Parameters<FacilitatorClient['settle']>) {
-    return this.#inner.settle(...args).catch(asOutage);
-  }
-  getSupported() {
-    return this.#inner.getSupported();
-  }
-}
-
-function asOutage(error: unknown): never {
-  if (
-    error instanceof VerifyError ||
-    error instanceof SettleError ||
-    error instanceof FacilitatorResponseError
-  )
-    throw error;
-  throw new FacilitatorResponseError(describe(error));
-}
-
-function unavailable(step: 'verify' | 'settle', error: unknown, attempt?: PaymentAttempt): AppError {
-  const timedOut = error instanceof FacilitatorTimeoutError;
-  if (step === 'verify') {
-    return new AppError(
-      'payment_unavailable',
-      `The payment facilitator is unavailable (${timedOut ? 'timed out' : 'no valid answer'}); nothing was charged. Retry later.`,
-      { step, reason: clip(describe(error), FACILITATOR_TEXT_MAX) },
-      { 'Retry-After': '5' },
-    );
-  }
-  return new AppError(
-    'payment_unavailable',
-    'The payment facilitator did not confirm the settlement; it may still complete. No proof was made. ' +
-      'Retry with the same idempotencyKey: once the payment shows on chain, contact the operator with the payer and nonce.',
-    {
-      step,
-      settlement: 'unknown',
-      reason: clip(describe(error), FACILITATOR_TEXT_MAX),
-      payer: attempt?.authorization.payer ?? null,
-      nonce: attempt?.authorization.nonce ?? null,
-    },
-    { 'Retry-After': '5' },
-  );
-}
-
-function paymentRequiredError(message: string, challenge: PaymentRequired | undefined): AppError {
-  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
-  if (challenge) headers['PAYMENT-REQUIRED'] = encodePaymentRequiredHeader(challenge);
-  return new AppError('payment_required', message, { ...(challenge ?? {}) }, headers);
-}
-
-function decodePayload(header: string): PaymentPayload | undefined {
-  try {
-    const payload = decodePaymentSignatureHeader(header);
-    return typeof payload === 'object' && payload !== null && payload.x402Version === X402_VERSION
-      ? payload
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function decodeChallenge(headers: Record<string, string>): PaymentRequired | undefined {
-  const value = Object.entries(headers).find(([name]) => name.toLowerCase() === 'payment-required')?.[1];
-  if (value === undefined) return undefined;
-  const challenge = decodePaymentRequiredHeader(value);
-  return challenge.error === undefined
-    ? challenge
-    : { ...challenge, error: clip(challenge.error, FACILITATOR_TEXT_MAX) };
-}
-
-function requestAdapter(request: FastifyRequest, resourceUrl: string): HTTPAdapter {
-  return {
-    getHeader: (name) => {
-      const value = request.headers[name.toLowerCase()];
-      return Array.isArray(value) ? value[0] : value;
-    },
-    getMethod: () => request.method,
-    getPath: () => PAID_ROUTE.path,
-    getUrl: () => resourceUrl,
-    // Always the API answer (JSON envelope), never the reference's HTML paywall.
-    getAcceptHeader: () => 'application/json',
-    getUserAgent: () => request.headers['user-agent'] ?? '',
-  };
-}
-
-function staticAdapter(resourceUrl: string): HTTPAdapter {
-  return {
-    getHeader: () => undefined,
-    getMethod: () => PAID_ROUTE.method,
-    getPath: () => PAID_ROUTE.path,
-    getUrl: () => resourceUrl,
-    getAcceptHeader: () => 'application/json',
-    getUserAgent: () => '',
-  };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
-}
-
-export function clip(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length <= max ? oneLine : oneLine.slice(0, max - 1) + '…';
 }

@@ -2,37 +2,18 @@ import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../platform/clock.ts';
 import * as claims from './payment-claims-store.ts';
-import type { PaymentAuthorization } from '../core/payment-authorization.ts';
+import type { Payment, PaymentRecord } from '../core/payment-authorization.ts';
 import * as store from './proofs-store.ts';
 import type { ProofRow } from './proofs-store.ts';
 
 /** How often a request waiting for another instance's paid proof looks for it. */
 const PAID_PROOF_POLL_MS = 50;
 
-/** What a settled payment gives the proof to record. */
-export interface PaymentRecord {
-  network: string;
-  payer: string;
-  transaction: string;
-  amount: string;
-}
-
-/**
- * The payment of a paid request. `authorization` is what its header claims; `verify` asks the facilitator
- * (nothing moves yet) and confirms it. Then the proof is prepared (id, time, signatures, token) and the
- * function `verify` returned settles the payment. The proof records what settlement returns and is
- * committed only after.
- */
-export interface Charge {
-  authorization: PaymentAuthorization;
-  verify: () => Promise<() => Promise<PaymentRecord>>;
-}
-
 /** One paid request, as the proofs service hands it over. */
 export interface PaidRequest<T> {
   scope: string;
   key: string;
-  charge: Charge;
+  payment: Payment;
   /** Answers the stored proof of (scope, key) (the caller checks the request's fingerprint). */
   replay: (row: ProofRow) => T;
   /** Prepares the proof, calls `settle`, and commits the proof with the authorization marked settled. */
@@ -62,13 +43,13 @@ export class PaidRequests {
 
   async notarize<T>(request: PaidRequest<T>): Promise<T> {
     const db = this.#db;
-    const { scope, key, charge } = request;
-    const { authorization } = charge;
+    const { scope, key, payment } = request;
+    const { authorization } = payment;
     const known = await claims.findAuthorization(db, authorization);
     if (known !== undefined && known.payload_digest === authorization.payloadDigest) {
       return this.#answerTaken(known, request);
     }
-    const settle = await charge.verify();
+    await payment.verify();
     const existing = await store.findByIdempotencyKey(db, scope, key);
     if (existing !== undefined) return request.replay(existing);
     const claim = await claims.claimAuthorization(db, authorization, scope, key, this.#clock.now());
@@ -86,7 +67,7 @@ export class PaidRequests {
       }
       return await request.create(async () => {
         try {
-          return await settle();
+          return await payment.settle();
         } catch (error) {
           // Refused: nothing moved. Anything else (no answer) may still land: the claim stays until
           // the authorization expires.

@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { PaymentAttempt, PaymentGate } from '../payments/x402.ts';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { normalizeContentHash } from '../core/hashing.ts';
 import type { AppContext } from '../context.ts';
@@ -15,30 +14,10 @@ import {
   SearchQuery,
   VerifyReport,
 } from './proof-schemas.ts';
-import { proofNotFound, type Charge, type PaymentRecord, type Principal } from './proofs-service.ts';
+import { proofNotFound, type Principal } from './proofs-service.ts';
 import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
-
-/** The x402 steps of a paid request: verify first, settle once the proof is prepared (DECISIONS §3). */
-function chargeFor(
-  gate: PaymentGate,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  attempt: PaymentAttempt,
-): Charge {
-  return {
-    authorization: attempt.authorization,
-    verify: async () => {
-      const verified = await gate.verify(request);
-      return async (): Promise<PaymentRecord> => {
-        const { payment, headers } = await gate.settle(request, verified);
-        void reply.headers(headers);
-        return payment;
-      };
-    },
-  };
-}
 
 /** SPEC.md §4: proof creation and the public proof reads. */
 export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -80,27 +59,26 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const apiKey = requireScope(request, 'proofs:write');
-      const attempt = request.payment;
+      const payment = apiKey ? undefined : gate?.paymentOf(request);
       let principal: Principal = { kind: 'public' };
-      let charge: Charge | undefined;
       if (apiKey) principal = { kind: 'account', accountId: apiKey.accountId };
-      else if (gate && attempt) {
-        const { network, payer } = attempt.authorization;
+      else if (payment) {
+        const { network, payer } = payment.authorization;
         principal = { kind: 'payer', network, payer };
-        charge = chargeFor(gate, request, reply, attempt);
       }
       let result;
       try {
-        result = await ctx.proofs.notarize(request.body, principal, { charge });
+        result = await ctx.proofs.notarize(request.body, principal, payment ? { payment } : {});
       } catch (error) {
-        if (reply.hasHeader('payment-response')) {
-          // Paid, but not stored: the operator reconciles from this line.
+        // Paid, but not stored: the operator reconciles from this line.
+        if (payment?.settledHeaders)
           request.log.error(
-            { err: error, payment: reply.getHeader('payment-response') },
+            { err: error, payment: payment.settledHeaders['PAYMENT-RESPONSE'] },
             'payment settled but the proof was not stored',
           );
-        }
         throw error;
+      } finally {
+        if (payment?.settledHeaders) void reply.headers(payment.settledHeaders);
       }
       const { proof, isReplay } = result;
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');

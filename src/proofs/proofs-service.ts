@@ -12,9 +12,9 @@ import type { Clock } from '../platform/clock.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
 import { WindowedSearch, type SearchBounds } from './proofs-search.ts';
-import { PaidRequests, type Charge, type PaymentRecord } from './paid-requests.ts';
+import { PaidRequests } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
-import type { PaymentAuthorization } from '../core/payment-authorization.ts';
+import type { Payment, PaymentAuthorization, PaymentRecord } from '../core/payment-authorization.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
 import {
   describeRequest,
@@ -30,11 +30,11 @@ export const REDACTED = '[redacted]';
 /** Sequenced proofs kept for reads (oldest dropped first): about 10 MB at most. */
 const PROOF_CACHE_SIZE = 10_000;
 
-export type { Charge, PaymentRecord } from './paid-requests.ts';
 export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
 
 export interface NotarizeOptions {
-  charge?: Charge;
+  /** The payment of a paid request: verified first, settled once the proof is prepared. */
+  payment?: Payment;
 }
 
 export interface NotarizeResult {
@@ -138,15 +138,15 @@ export class ProofsService {
     const scope = idempotencyScope(principal);
     // A paid request's scope is the payer its header names: nothing is answered from it before the
     // payment is known to be the payer's (`PaidRequests`).
-    const { charge } = options;
-    if (charge !== undefined) {
+    const { payment } = options;
+    if (payment !== undefined) {
       const key = body.idempotencyKey;
       return this.#paid.notarize({
         scope,
         key,
-        charge,
+        payment,
         replay: (row) => this.#replay(row, request.fingerprint, key),
-        create: (settle) => this.#create(body, principal, request, scope, settle, charge.authorization),
+        create: (settle) => this.#create(body, principal, request, scope, settle, payment.authorization),
       });
     }
     const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
