@@ -10,7 +10,7 @@ import { nodeHash } from './merkle.ts';
 
 export type NodeGetter = (level: number, index: number) => Uint8Array;
 
-export const EMPTY_ROOT = createHash('sha256').digest();
+const EMPTY_ROOT = createHash('sha256').digest();
 
 /** The largest power of two strictly less than n (n ≥ 2). */
 function split(n: number): number {
