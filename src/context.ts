@@ -17,6 +17,7 @@ import { LogService } from './log/log-service.ts';
 import { createLogStore } from './log/log-store.ts';
 import { Sequencer } from './log/sequencer.ts';
 import { proofLeafSource } from './proofs/log-leaves.ts';
+import { proofFigures } from './proofs/proof-figures-store.ts';
 import { Tsa } from './tsa/tsa.ts';
 import { SigningThread } from './core/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -139,7 +140,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       sequencer.nudge();
     },
   });
-  const stats = new StatsService({ db, clock });
+  const stats = new StatsService({ figures: proofFigures(db), clock });
   return {
     config,
     clock,
