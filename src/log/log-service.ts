@@ -52,7 +52,7 @@ interface LogServiceDeps {
   log: pino.Logger;
 }
 
-export interface Inclusion {
+interface Inclusion {
   leafIndex: number;
   treeSize: number;
   rootHash: Buffer;

@@ -3,7 +3,7 @@ import { nodeKey } from '../core/merkle-tree.ts';
 import type { Db, DatabaseHandle } from '../db/index.ts';
 
 /** A node of the tree: level `level`, index `index` covers leaves [index·2^level, (index+1)·2^level). */
-export interface NodeId {
+interface NodeId {
   level: number;
   index: number;
 }

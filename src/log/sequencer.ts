@@ -23,7 +23,7 @@ const IDLE_POLL_MS = 250;
  */
 const GATHER_MS = 100;
 
-export interface SequencerDeps {
+interface SequencerDeps {
   store: LogStore;
   /** The entries to integrate, and where their leaf indexes are recorded. */
   leaves: Pick<LeafSource, 'unsequenced' | 'assignLeafIndexes'>;
