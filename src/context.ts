@@ -15,6 +15,10 @@ import { WebhooksService } from './webhooks/webhooks-service.ts';
 import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
 import { LogService } from './log/log-service.ts';
+import { createLogStore } from './log/log-store.ts';
+import { Sequencer } from './log/sequencer.ts';
+import { proofLeafSource } from './proofs/log-leaves.ts';
+import { proofFigures } from './proofs/proof-figures-store.ts';
 import { Tsa } from './tsa/tsa.ts';
 import { SigningThread } from './core/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -32,11 +36,13 @@ export interface AppContext {
   dispatcher: WebhookDispatcher;
   /** The RFC 3161 time-stamp authority. */
   tsa: Tsa;
-  /** The transparency log of all proofs (sequencer and reads). */
+  /** The transparency log of all proofs: its reads. */
   log: LogService;
+  /** The one writer of the log on this instance, started by `start`, stopped by `close`. */
+  sequencer: Sequencer;
   /** The x402 payment gate; undefined in demo mode. */
   payments: PaymentGate | undefined;
-  /** Starts the background loops (the webhook dispatcher). */
+  /** Starts the background loops (the webhook dispatcher, the log sequencer). */
   start(): void;
   /** Read-only figures about the proofs (dashboard, status, sitemap). */
   stats: StatsService;
@@ -103,15 +109,25 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   });
   const publicUrl = new URL(config.publicBaseUrl);
   const tsa = await Tsa.open(config.signingKeysDir, publicUrl.host);
+  const logStore = createLogStore(db, database.engine);
+  const leaves = proofLeafSource(db, database.engine);
   const transparencyLog = new LogService({
-    db,
-    engine: database.engine,
+    store: logStore,
+    leaves,
     key: keyring.logKey,
     origin: `${publicUrl.host}${publicUrl.pathname.replace(/\/+$/, '')}/log`,
-    clock,
     log,
   });
   await transparencyLog.open();
+  const sequencer = new Sequencer({
+    store: logStore,
+    leaves,
+    key: keyring.logKey,
+    origin: transparencyLog.origin,
+    clock,
+    log,
+    onSigned: (checkpoint) => transparencyLog.remember(checkpoint),
+  });
   const signing = new SigningThread();
   const proofs = new ProofsService({
     db,
@@ -127,10 +143,10 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     onCreated: (trx, created) => webhooks.enqueueProofCreated(trx, created),
     afterCommit: (events) => {
       if (events > 0) dispatcher.nudge();
-      transparencyLog.nudge();
+      sequencer.nudge();
     },
   });
-  const stats = new StatsService({ db, clock });
+  const stats = new StatsService({ figures: proofFigures(db), clock });
   return {
     config,
     clock,
@@ -143,16 +159,17 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     dispatcher,
     payments,
     log: transparencyLog,
+    sequencer,
     tsa,
     stats,
     start: () => {
       dispatcher.start();
-      transparencyLog.start();
+      sequencer.start();
     },
     async close() {
       await dispatcher.stop();
       await proofs.drain();
-      await transparencyLog.stop();
+      await sequencer.stop();
       await accounts.flush();
       await database.close();
       await signing.close();

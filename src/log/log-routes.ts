@@ -5,58 +5,23 @@ import { parseTileIndexPath } from '../core/merkle-tree.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { ProofIdParams } from '../proofs/proof-schemas.ts';
-import { proofNotFound } from '../proofs/proofs-service.ts';
-import { encodeInclusion, TILE_WIDTH } from './log-service.ts';
+import { ConsistencyProof, ConsistencyQuery } from './log-schemas.ts';
+import { TILE_WIDTH } from './log-service.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const FRESH = 'public, max-age=1';
-const TreeSize = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const Base64Hash = Type.String({ description: 'A SHA-256 hash, base64.' });
-
-const InclusionQuery = Type.Object(
-  { treeSize: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })) },
-  { additionalProperties: false },
-);
-const ConsistencyQuery = Type.Object(
-  {
-    from: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-    to: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  },
-  { additionalProperties: false },
-);
-const InclusionProof = Type.Object({
-  leafIndex: TreeSize,
-  treeSize: TreeSize,
-  rootHash: Base64Hash,
-  hashes: Type.Array(Base64Hash, { description: 'RFC 6962 audit path, from the leaf sibling up.' }),
-  checkpoint: Type.Union([Type.String(), Type.Null()], {
-    description: 'The signed C2SP checkpoint of that tree size (null for a size the log never signed).',
-  }),
-});
-const ConsistencyProof = Type.Object({ from: TreeSize, to: TreeSize, hashes: Type.Array(Base64Hash) });
 const TileParams = Type.Object({ '*': Type.String({ maxLength: 64 }) });
 
 const notFound = (what: string) => new AppError('not_found', `No ${what}`, {});
 
-/** DECISIONS.md §8: the transparency log's C2SP read path and its proofs. */
+/**
+ * The transparency log's read path (C2SP tlog-tiles, docs/verification.md, "The transparency log"):
+ * the latest checkpoint, tiles and entry bundles, consistency between tree sizes. The evidence of one
+ * proof (its inclusion proof, its tlog-proof file) is served with the proofs (proofs/evidence-routes.ts).
+ */
 export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const text = 'text/plain; charset=utf-8';
-
-  const leafIndexOf = async (id: string): Promise<number> => {
-    const proof = await ctx.proofs.get(id);
-    if (proof === undefined) throw proofNotFound(id);
-    if (proof.log === null) {
-      throw new AppError(
-        'not_yet_integrated',
-        'The proof is not in the log yet; it is integrated within about a second. Retry shortly.',
-        { id },
-        { 'Retry-After': '1' },
-      );
-    }
-    return proof.log.leafIndex;
-  };
 
   api.get(
     '/log/checkpoint',
@@ -108,27 +73,6 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/proofs/:id/inclusion',
-    {
-      schema: {
-        summary:
-          'Inclusion proof of a proof in the log, against a tree size (the latest checkpoint by default)',
-        tags: ['log'],
-        params: ProofIdParams,
-        querystring: InclusionQuery,
-        response: {
-          200: { description: 'The inclusion proof', ...InclusionProof },
-          ...errorResponses(400, 404, 409, 429),
-        },
-      },
-    },
-    async (request) => {
-      const leafIndex = await leafIndexOf(request.params.id);
-      return encodeInclusion(await ctx.log.inclusion(leafIndex, request.query.treeSize));
-    },
-  );
-
-  api.get(
     '/api/log/consistency',
     {
       schema: {
@@ -145,29 +89,6 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       const { from, to } = request.query;
       const hashes = await ctx.log.consistency(from, to);
       return { from, to, hashes: hashes.map((hash) => Buffer.from(hash).toString('base64')) };
-    },
-  );
-
-  api.get(
-    '/api/proofs/:id/tlog-proof',
-    {
-      schema: {
-        summary: 'The self-contained offline proof of inclusion (C2SP tlog-proof)',
-        tags: ['log'],
-        params: ProofIdParams,
-        response: {
-          200: { description: 'The tlog-proof file', type: 'string' },
-          ...errorResponses(404, 409, 429),
-        },
-      },
-    },
-    async (request, reply) => {
-      const proof = await ctx.log.tlogProof(await leafIndexOf(request.params.id));
-      return reply
-        .header('Content-Type', text)
-        .header('Content-Disposition', `attachment; filename="${request.params.id}.tlog-proof"`)
-        .header('Cache-Control', 'no-cache')
-        .send(proof);
     },
   );
 }

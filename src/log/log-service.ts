@@ -1,42 +1,33 @@
-import { BoundedMap } from '../core/bounded-map.ts';
-import { CompiledQuery, sql } from 'kysely';
 import type pino from 'pino';
+import { BoundedMap } from '../core/bounded-map.ts';
 import {
+  addInteriorNodes,
   consistencyPath,
   getterOf,
   inclusionPath,
   newNodes,
   nodeKey,
   nodesNeeded,
-  rangeHash,
   treeRoot,
   type NodeGetter,
 } from '../core/merkle-tree.ts';
-import { leafHash, nodeHash } from '../core/merkle.ts';
-import { signingMessage } from '../core/proof-signature.ts';
 import {
-  formatCheckpoint,
   formatVerifierKey,
   openNote,
   parseCheckpoint,
   parseVerifierKey,
-  signNote,
   type Checkpoint,
   type NoteVerifier,
 } from '../core/signed-note.ts';
-import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
 import type { LogKey } from '../keys/keyring.ts';
-import type { Clock } from '../platform/clock.ts';
+import type { LeafSource } from './leaf-source.ts';
+import type { LogStore, SignedCheckpoint } from './log-store.ts';
+import { formatTlogProof } from '../core/tlog-proof.ts';
 
 /** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
-export const TILE_HEIGHT = 8;
+const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 256;
-/**
- * At most this many proofs join the tree in one signed step. Catching up on 300,000 proofs takes about
- * 6 s at 512 as at 4,096, but the service peaked at 200 MB instead of 408 MB.
- */
-const BATCH = 512;
 /**
  * How long a checkpoint read from the store answers for the newest one. Within an instance the
  * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed
@@ -48,37 +39,21 @@ const LATEST_TTL_MS = 100;
 const HASH_BYTES = 32;
 /** Inclusion proofs kept, by leaf index and tree size (they never change). */
 const INCLUSION_CACHE_SIZE = 10_000;
-/** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
-const IDLE_POLL_MS = 250;
-/**
- * After a step that integrated proofs, while more keep arriving, the sequencer waits this long so the
- * next batch gathers them: one transaction and one signed checkpoint per 100 ms of proofs rather than
- * per commit of the writer. Longer steps cost less per proof (20 → 100 ms: 8–10 % more proofs/s under
- * full load, no gain beyond), and a proof still reaches a signed tree in about a tenth of a second.
- */
-const GATHER_MS = 100;
 
-export interface LogServiceDeps {
-  db: Db;
-  engine: 'sqlite' | 'postgres';
+interface LogServiceDeps {
+  store: LogStore;
+  /** The log's entries, for entry bundles. */
+  leaves: Pick<LeafSource, 'leaves'>;
   key: LogKey;
   /**
    * The log's name in checkpoints, from the public host and path (e.g. `proofs.example.com/log`). Only
    * the first start of a log uses it: the name is then stored and kept, whatever later configurations say.
    */
   origin: string;
-  clock: Clock;
   log: pino.Logger;
 }
 
-export interface SignedCheckpoint {
-  treeSize: number;
-  rootHash: Buffer;
-  /** The C2SP signed note, verbatim. */
-  checkpoint: string;
-}
-
-export interface Inclusion {
+interface Inclusion {
   leafIndex: number;
   treeSize: number;
   rootHash: Buffer;
@@ -87,7 +62,7 @@ export interface Inclusion {
   checkpoint: string | null;
 }
 
-/** An inclusion proof as JSON gives it: hashes in base64 (DECISIONS.md §8). */
+/** An inclusion proof as JSON gives it: hashes in base64 (docs/verification.md, "The transparency log"). */
 export function encodeInclusion(inclusion: Inclusion): {
   leafIndex: number;
   treeSize: number;
@@ -104,43 +79,15 @@ export function encodeInclusion(inclusion: Inclusion): {
   };
 }
 
-/** The leaf of a proof: the UTF-8 bytes of its JCS signing message (DECISIONS.md §8). */
-export function proofLeaf(row: {
-  id: string;
-  created_at: number;
-  content_hash: string;
-  metadata_hash: string;
-  label: string;
-}): Buffer {
-  return Buffer.from(
-    signingMessage({
-      id: row.id,
-      timestamp: new Date(Number(row.created_at)).toISOString(),
-      contentHash: row.content_hash,
-      metadataHash: row.metadata_hash,
-      label: row.label,
-    }),
-    'utf8',
-  );
-}
-
-/** Thrown inside the sequencer's transaction when another writer advanced the head first. */
-class HeadMoved extends Error {}
-
 /**
- * The append-only Merkle log of all proofs. A sequencer in every instance integrates new proofs in
- * batches; one writer at a time is enforced by compare-and-swap on `log_head` (and a row lock on
- * PostgreSQL), so the log cannot fork. Every complete subtree hash is stored, so the tree can be
- * recomputed from the leaves and every read is a few indexed lookups.
+ * The reads of the append-only Merkle log of all proofs: checkpoints, inclusion and consistency proofs,
+ * tiles and entry bundles (C2SP tlog-tiles), computed from the stored subtree hashes with a few indexed
+ * lookups each. The `Sequencer` writes the log and hands over each checkpoint it signs (`remember`).
  */
 export class LogService {
   readonly #deps: LogServiceDeps;
   #origin: string;
   #vkey: string;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  #pendingNudge = false;
   #latest: { checkpoint: SignedCheckpoint; readAt: number } | undefined;
   readonly #inclusions = new BoundedMap<string, { packed: Uint8Array; root: Uint8Array }>(
     INCLUSION_CACHE_SIZE,
@@ -154,15 +101,7 @@ export class LogService {
 
   /** Reads the log's stored name, storing the configured one when the log is new. */
   async open(): Promise<void> {
-    const { db } = this.#deps;
-    await db
-      .updateTable('log_head')
-      .set({ origin: this.#deps.origin })
-      .where('id', '=', 1)
-      .where('origin', 'is', null)
-      .execute();
-    const head = await db.selectFrom('log_head').select('origin').where('id', '=', 1).executeTakeFirst();
-    const origin = head?.origin ?? this.#deps.origin;
+    const origin = (await this.#deps.store.claimOrigin(this.#deps.origin)) ?? this.#deps.origin;
     if (origin !== this.#deps.origin) {
       this.#deps.log.warn(
         { storedOrigin: origin, configuredOrigin: this.#deps.origin },
@@ -202,192 +141,11 @@ export class LogService {
     return this.#vkey;
   }
 
-  start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
-  }
-
-  /** New proofs were committed: integrate them now rather than at the next poll. */
-  nudge(): void {
-    this.#pendingNudge = true;
-    this.#wake?.();
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      let integrated = 0;
-      let delay = IDLE_POLL_MS;
-      try {
-        integrated = await this.sequence();
-      } catch (error) {
-        if (!(error instanceof HeadMoved)) {
-          this.#deps.log.warn({ err: error }, 'log sequencer: step failed, retrying');
-          delay = 1_000;
-        } else delay = 0;
-      }
-      if (integrated === BATCH || !this.#running) continue;
-      if (this.#pendingNudge) {
-        this.#pendingNudge = false;
-        if (delay === IDLE_POLL_MS) {
-          // Not woken by nudges: they come with every commit while proofs keep arriving.
-          if (integrated > 0) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
-          continue;
-        }
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
-  }
-
-  /**
-   * One sequencing step: up to BATCH unsequenced proofs become leaves, the new subtree hashes are
-   * stored, and a checkpoint of the new size is signed, all in one transaction that first moves the
-   * head from the size it read (compare-and-swap). Returns how many proofs were integrated.
-   */
-  async sequence(): Promise<number> {
-    const { db, engine } = this.#deps;
-    let signed: SignedCheckpoint | undefined;
-    const integrated = await db.transaction().execute(async (trx) => {
-      if (engine === 'postgres')
-        await sql`select tree_size from log_head where id = 1 for update`.execute(trx);
-      const head = await trx
-        .selectFrom('log_head')
-        .select('tree_size')
-        .where('id', '=', 1)
-        .executeTakeFirst();
-      if (head === undefined) throw new Error('log_head is missing');
-      const oldSize = Number(head.tree_size);
-      const rows = await trx
-        .selectFrom('proofs')
-        .select(['seq', 'id', 'created_at', 'content_hash', 'metadata_hash', 'label'])
-        .where('leaf_index', 'is', null)
-        .orderBy('seq')
-        .limit(BATCH)
-        .execute();
-      if (rows.length === 0) {
-        if (oldSize === 0) await this.#signEmptyTree(trx);
-        return 0;
-      }
-      const newSize = oldSize + rows.length;
-      const moved = await trx
-        .updateTable('log_head')
-        .set({ tree_size: newSize })
-        .where('id', '=', 1)
-        .where('tree_size', '=', oldSize)
-        .executeTakeFirst();
-      if (Number(moved.numUpdatedRows) !== 1) throw new HeadMoved();
-
-      // The new complete subtrees, lowest level first; their children are new or already stored.
-      const nodes = new Map<string, Uint8Array>();
-      rows.forEach((row, i) => nodes.set(nodeKey(0, oldSize + i), leafHash(proofLeaf(row))));
-      const created = newNodes(oldSize, newSize);
-      const stored = created
-        .filter((n) => n.level > 0)
-        .flatMap((n) => [
-          { level: n.level - 1, index: 2 * n.index },
-          { level: n.level - 1, index: 2 * n.index + 1 },
-        ])
-        .filter((n) => n.index < Math.floor(oldSize / 2 ** n.level));
-      for (const [key, hash] of await fetchNodes(trx, engine, stored)) nodes.set(key, hash);
-      for (const { level, index } of created) {
-        if (level === 0) continue;
-        const get = getterOf(nodes);
-        nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
-      }
-      const rootNodes = nodesNeeded((get) => treeRoot(newSize, get)).filter(
-        (n) => !nodes.has(nodeKey(n.level, n.index)),
-      );
-      for (const [key, hash] of await fetchNodes(trx, engine, rootNodes)) nodes.set(key, hash);
-      const root = Buffer.from(treeRoot(newSize, getterOf(nodes)));
-
-      const values = created.map(({ level, index }) => ({
-        level,
-        idx: index,
-        hash: Buffer.from(getterOf(nodes)(level, index)).toString('base64'),
-      }));
-      if (engine === 'sqlite') {
-        await trx.executeQuery({
-          ...SQLITE.insertNodes,
-          parameters: [JSON.stringify(values.map((node) => [node.level, node.idx, node.hash]))],
-        });
-        await trx.executeQuery({
-          ...SQLITE.setLeafIndexes,
-          parameters: [JSON.stringify(rows.map((row, i) => [row.seq, oldSize + i]))],
-        });
-      } else {
-        for (let i = 0; i < values.length; i += 1000) {
-          await trx
-            .insertInto('log_nodes')
-            .values(values.slice(i, i + 1000))
-            .execute();
-        }
-        for (let i = 0; i < rows.length; i += 500) {
-          const chunk = rows.slice(i, i + 500);
-          const list = sql.join(chunk.map((row, j) => sql`(${row.id}, cast(${oldSize + i + j} as bigint))`));
-          await sql`with v(id, idx) as (values ${list}) update proofs set leaf_index = v.idx from v where proofs.id = v.id`.execute(
-            trx,
-          );
-        }
-      }
-      const checkpoint = this.#sign(newSize, root);
-      await trx
-        .insertInto('log_checkpoints')
-        .values({
-          tree_size: newSize,
-          root_hash: root.toString('base64'),
-          checkpoint,
-          created_at: this.#deps.clock.now(),
-        })
-        .execute();
-      signed = { treeSize: newSize, rootHash: root, checkpoint };
-      return rows.length;
-    });
-    if (signed !== undefined) this.#remember(signed);
-    return integrated;
-  }
-
-  #remember(checkpoint: SignedCheckpoint): void {
+  /** A checkpoint just signed or read: answers for the newest unless a larger one is already known. */
+  remember(checkpoint: SignedCheckpoint): void {
     if (this.#latest === undefined || checkpoint.treeSize >= this.#latest.checkpoint.treeSize) {
       this.#latest = { checkpoint, readAt: performance.now() };
     }
-  }
-
-  async #signEmptyTree(trx: Db): Promise<void> {
-    const root = Buffer.from(treeRoot(0, () => new Uint8Array()));
-    await trx
-      .insertInto('log_checkpoints')
-      .values({
-        tree_size: 0,
-        root_hash: root.toString('base64'),
-        checkpoint: this.#sign(0, root),
-        created_at: this.#deps.clock.now(),
-      })
-      .onConflict((oc) => oc.column('tree_size').doNothing())
-      .execute();
-  }
-
-  #sign(size: number, root: Buffer): string {
-    const { key } = this.#deps;
-    const origin = this.#origin;
-    return signNote(
-      formatCheckpoint({ origin, size, rootHash: root, extensions: [] }),
-      origin,
-      key.privateKey,
-      key.publicKey,
-    );
   }
 
   /**
@@ -404,29 +162,9 @@ export class LogService {
     ) {
       return known.checkpoint;
     }
-    const row = await this.#deps.db
-      .selectFrom('log_checkpoints')
-      .select(['tree_size', 'root_hash', 'checkpoint'])
-      .orderBy('tree_size', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    const checkpoint = {
-      treeSize: Number(row.tree_size),
-      rootHash: Buffer.from(row.root_hash, 'base64'),
-      checkpoint: row.checkpoint,
-    };
-    this.#remember(checkpoint);
+    const checkpoint = await this.#deps.store.latestCheckpoint();
+    if (checkpoint !== undefined) this.remember(checkpoint);
     return checkpoint;
-  }
-
-  async #checkpointOf(size: number): Promise<string | null> {
-    const row = await this.#deps.db
-      .selectFrom('log_checkpoints')
-      .select('checkpoint')
-      .where('tree_size', '=', size)
-      .executeTakeFirst();
-    return row?.checkpoint ?? null;
   }
 
   async #treeSize(atLeast: number): Promise<number> {
@@ -456,9 +194,7 @@ export class LogService {
         hashes: inclusionPath(leafIndex, size, get),
         root: signedRoot ?? treeRoot(size, get),
       });
-      const computed = compute(
-        getterOf(await fetchNodes(this.#deps.db, this.#deps.engine, nodesNeeded(compute))),
-      );
+      const computed = compute(getterOf(await this.#deps.store.nodes(nodesNeeded(compute))));
       // Kept as one array of their own: each hash read from the store is a view of an 8 KB pooled
       // buffer, which a kept view would keep alive whole (10,000 paths held 45 MB that way).
       const packed = new Uint8Array(HASH_BYTES * computed.hashes.length);
@@ -475,7 +211,7 @@ export class LogService {
       treeSize: size,
       rootHash: Buffer.from(root),
       hashes,
-      checkpoint: size === current && latest ? latest.checkpoint : await this.#checkpointOf(size),
+      checkpoint: size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size),
     };
   }
 
@@ -486,7 +222,7 @@ export class LogService {
     if (to > current) throw badSize('to', `is larger than the log (${current} entries)`);
     if (from > to) throw badSize('from', 'must not be larger than to');
     const compute = (get: NodeGetter) => consistencyPath(from, to, get);
-    return compute(getterOf(await fetchNodes(this.#deps.db, this.#deps.engine, nodesNeeded(compute))));
+    return compute(getterOf(await this.#deps.store.nodes(nodesNeeded(compute))));
   }
 
   /** A tile of hashes (level L covers binary level 8L), `width` entries from the start; undefined when not there yet. */
@@ -494,35 +230,19 @@ export class LogService {
     const span = 2 ** (TILE_HEIGHT * level);
     const current = await this.#treeSize((index * TILE_WIDTH + width) * span);
     if ((index * TILE_WIDTH + width) * span > current) return undefined;
-    const first = index * TILE_WIDTH;
-    const rows = await this.#deps.db
-      .selectFrom('log_nodes')
-      .select(['idx', 'hash'])
-      .where('level', '=', TILE_HEIGHT * level)
-      .where('idx', '>=', first)
-      .where('idx', '<', first + width)
-      .orderBy('idx')
-      .execute();
-    if (rows.length !== width) throw new Error(`log tile ${level}/${index} is incomplete in the store`);
-    return Buffer.concat(rows.map((row) => Buffer.from(row.hash, 'base64')));
+    const hashes = await this.#deps.store.level(TILE_HEIGHT * level, index * TILE_WIDTH, width);
+    if (hashes.length !== width) throw new Error(`log tile ${level}/${index} is incomplete in the store`);
+    return Buffer.concat(hashes);
   }
 
   /** An entry bundle: each leaf as a big-endian uint16 length and its bytes. */
   async entries(index: number, width: number): Promise<Buffer | undefined> {
     const current = await this.#treeSize(index * TILE_WIDTH + width);
     if (index * TILE_WIDTH + width > current) return undefined;
-    const first = index * TILE_WIDTH;
-    const rows = await this.#deps.db
-      .selectFrom('proofs')
-      .select(['id', 'created_at', 'content_hash', 'metadata_hash', 'label', 'leaf_index'])
-      .where('leaf_index', '>=', first)
-      .where('leaf_index', '<', first + width)
-      .orderBy('leaf_index')
-      .execute();
-    if (rows.length !== width) throw new Error(`log entries ${index} are incomplete in the store`);
+    const leaves = await this.#deps.leaves.leaves(index * TILE_WIDTH, width);
+    if (leaves.length !== width) throw new Error(`log entries ${index} are incomplete in the store`);
     return Buffer.concat(
-      rows.flatMap((row) => {
-        const leaf = proofLeaf(row);
+      leaves.flatMap((leaf) => {
         const length = Buffer.alloc(2);
         length.writeUInt16BE(leaf.length);
         return [length, leaf];
@@ -534,99 +254,18 @@ export class LogService {
   async tlogProof(leafIndex: number): Promise<string> {
     const inclusion = await this.inclusion(leafIndex);
     if (inclusion.checkpoint === null) throw new Error('the latest tree size has no checkpoint');
-    return [
-      'c2sp.org/tlog-proof@v1',
-      `index ${leafIndex}`,
-      ...inclusion.hashes.map((hash) => Buffer.from(hash).toString('base64')),
-      '',
-      inclusion.checkpoint,
-    ].join('\n');
+    return formatTlogProof({ leafIndex, hashes: inclusion.hashes, checkpoint: inclusion.checkpoint });
   }
 
   /** Recomputes the root of `size` from the stored leaf hashes alone (level 0), for audits and tests. */
   async recomputeRoot(size: number): Promise<Buffer> {
-    const rows = await this.#deps.db
-      .selectFrom('log_nodes')
-      .select(['idx', 'hash'])
-      .where('level', '=', 0)
-      .where('idx', '<', size)
-      .orderBy('idx')
-      .execute();
-    if (rows.length !== size) throw new Error('leaf hashes are missing');
-    const leaves = new Map(rows.map((row) => [nodeKey(0, Number(row.idx)), Buffer.from(row.hash, 'base64')]));
+    const leaves = await this.#deps.store.level(0, 0, size);
+    if (leaves.length !== size) throw new Error('leaf hashes are missing');
     // Rebuild every level from the leaves, ignoring the stored interior nodes.
-    const all = new Map<string, Uint8Array>(leaves);
-    for (const { level, index } of newNodes(0, size)) {
-      if (level > 0) {
-        const get = getterOf(all);
-        all.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
-      }
-    }
-    return Buffer.from(size === 0 ? treeRoot(0, getterOf(all)) : rangeHash(0, size, getterOf(all)));
+    const all = new Map<string, Uint8Array>(leaves.map((leaf, i) => [nodeKey(0, i), leaf]));
+    addInteriorNodes(all, newNodes(0, size));
+    return Buffer.from(treeRoot(size, getterOf(all)));
   }
-}
-
-/** Node indexes stay below 2^40 (a trillion leaves), so a level and an index fit one safe integer. */
-const NODE_INDEX_BITS = 40;
-
-/**
- * SQLite statements that take a whole list as one JSON parameter, so each is the same for any number of
- * entries: prepared once, instead of once per list length and kept in the statement cache (a step of a
- * few hundred proofs made statements of 100–200 KB each).
- */
-const SQLITE = {
-  insertNodes: CompiledQuery.raw(
-    'insert into log_nodes (level, idx, hash) select value ->> 0, value ->> 1, value ->> 2 from json_each(?)',
-  ),
-  setLeafIndexes: CompiledQuery.raw(
-    'update proofs set leaf_index = j.value ->> 1 from json_each(?) as j where proofs.seq = j.value ->> 0',
-  ),
-  /** Each node as one integer, level · 2^40 + index: half the time of [level, index] pairs, parsed twice. */
-  fetchNodes: CompiledQuery.raw(
-    `select n.level, n.idx, n.hash from json_each(?) as j join log_nodes as n on n.level = j.value >> ${NODE_INDEX_BITS} and n.idx = j.value & ${2 ** NODE_INDEX_BITS - 1}`,
-  ),
-};
-
-async function fetchNodes(
-  db: Db,
-  engine: 'sqlite' | 'postgres',
-  wanted: { level: number; index: number }[],
-): Promise<Map<string, Uint8Array>> {
-  const found = new Map<string, Uint8Array>();
-  const keep = (rows: { level: number; idx: number; hash: string }[]) => {
-    for (const row of rows)
-      found.set(nodeKey(Number(row.level), Number(row.idx)), Buffer.from(row.hash, 'base64'));
-  };
-  if (wanted.length === 0) return found;
-  if (engine === 'sqlite') {
-    const parameters = [
-      JSON.stringify(wanted.map(({ level, index }) => level * 2 ** NODE_INDEX_BITS + index)),
-    ];
-    keep(
-      (
-        await db.executeQuery<{ level: number; idx: number; hash: string }>({
-          ...SQLITE.fetchNodes,
-          parameters,
-        })
-      ).rows,
-    );
-    return found;
-  }
-  // One query for a proof's worth of nodes (a few dozen); chunks keep big batches under parameter limits.
-  for (let i = 0; i < wanted.length; i += 250) {
-    const chunk = wanted.slice(i, i + 250);
-    // Written as SQL: the query builder took longer to build this OR than the database to answer it.
-    const { rows } = await sql<{
-      level: number;
-      idx: number;
-      hash: string;
-    }>`select level, idx, hash from log_nodes where ${sql.join(
-      chunk.map(({ level, index }) => sql`(level = ${level} and idx = ${index})`),
-      sql` or `,
-    )}`.execute(db);
-    keep(rows);
-  }
-  return found;
 }
 
 function badSize(parameter: string, message: string): AppError {

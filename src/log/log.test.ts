@@ -372,7 +372,7 @@ describe('the log over HTTP', () => {
   });
 
   test('before integration the inclusion proof answers 409 not_yet_integrated', async () => {
-    await server.ctx.log.stop();
+    await server.ctx.sequencer.stop();
     let id = '';
     try {
       const res = await api(server.baseUrl, '/api/proof/notarize', {
@@ -394,7 +394,7 @@ describe('the log over HTTP', () => {
         'not_yet_integrated',
       );
     } finally {
-      server.ctx.log.start();
+      server.ctx.sequencer.start();
     }
     // Read before integration, the document still gains its log position once integrated.
     for (let i = 0; ; i++) {
@@ -417,7 +417,7 @@ test('an instance that remembers an older checkpoint still answers for proofs an
     await second.close();
     await first.close();
   });
-  await second.ctx.log.stop();
+  await second.ctx.sequencer.stop();
   const made = await api(first.baseUrl, '/api/proof/notarize', {
     method: 'POST',
     body: notarizeBody({ contentHash: sampleHash(1), idempotencyKey: 'two-instances-1' }),

@@ -14,18 +14,14 @@ import {
   rangeHash,
   treeRoot,
 } from '../core/merkle-tree.ts';
-import {
-  consistencyProof,
-  inclusionProof,
-  leafHash,
-  nodeHash,
-  rootHash,
-  verifyConsistency,
-  verifyInclusion,
-} from '../core/merkle.ts';
+import { leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
+import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-reference.ts';
 import { formatCheckpoint, openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { openDatabase, type Db } from '../db/index.ts';
+import { proofLeafSource } from '../proofs/log-leaves.ts';
 import { LogService } from './log-service.ts';
+import { createLogStore } from './log-store.ts';
+import { Sequencer } from './sequencer.ts';
 
 /**
  * The code the service runs for its log (merkle-tree.ts over stored nodes, LogService reading SQLite,
@@ -69,7 +65,7 @@ function growStep(nodes: Map<string, Uint8Array>, size: number): { level: number
   return created;
 }
 
-test('merkle-tree.ts over stored nodes: roots equal every checkpoint, proofs equal merkle.ts and verify', () => {
+test('merkle-tree.ts over stored nodes: roots equal every checkpoint, proofs equal the reference and verify', () => {
   assert.equal(leaves.length, 15);
   assert.deepEqual(Buffer.from(treeRoot(0, getterOf(new Map()))), roots[0]);
   // Checks at size N see only the nodes stored by then, so a read past the tree would throw.
@@ -96,30 +92,36 @@ test('merkle-tree.ts over stored nodes: roots equal every checkpoint, proofs equ
   assert.deepEqual(Buffer.from(rangeHash(8, 15, getterOf(nodes))), rootHash(leaves.slice(8, 15)));
 });
 
-async function openLog(db: Db): Promise<LogService> {
+/** The service's log over a SQLite database: its reads, and the sequencer that writes it. */
+async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer }> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const key = { keyId: 'test', privateKey, publicKey, createdAt: new Date(0).toISOString() };
-  const log = new LogService({
-    db,
-    engine: 'sqlite',
-    key,
-    origin: ORIGIN,
-    clock: { now: () => 1_700_000_000_000 },
-    log: pino({ level: 'silent' }),
-  });
+  const store = createLogStore(db, 'sqlite');
+  const leaves = proofLeafSource(db, 'sqlite');
+  const logger = pino({ level: 'silent' });
+  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger });
   await log.open();
-  return log;
+  const sequencer = new Sequencer({
+    store,
+    leaves,
+    key,
+    origin: log.origin,
+    clock: { now: () => 1_700_000_000_000 },
+    log: logger,
+    onSigned: (checkpoint) => log.remember(checkpoint),
+  });
+  return { log, sequencer };
 }
 
 // The vector entries ("one", "two", …) are not proof signing messages, so they cannot be stored as
 // proofs: entries() of this store is not compared with Tessera's bundle (see the next test instead), and
-// the nodes below are written by this test with newNodes, as sequence() would, since sequence() only
-// takes proofs. tile(), inclusion(), consistency() and recomputeRoot() are the service's real reads.
+// the nodes below are written by this test with newNodes, as the sequencer would, since it only takes
+// proofs. tile(), inclusion(), consistency() and recomputeRoot() are the service's real reads.
 test('LogService over SQLite holding the vector tree: tiles equal Tessera byte for byte, proofs verify', async () => {
   const handle = await openDatabase({ engine: 'sqlite', path: ':memory:' });
   try {
     const { db } = handle;
-    const log = await openLog(db);
+    const { log } = await openLog(db);
     const nodes = new Map<string, Uint8Array>();
     for (let size = 1; size <= 15; size++) {
       const values = growStep(nodes, size).map(({ level, index }) => ({
@@ -170,7 +172,7 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
   const handle = await openDatabase({ engine: 'sqlite', path: ':memory:' });
   try {
     const { db } = handle;
-    const log = await openLog(db);
+    const { log, sequencer } = await openLog(db);
     // Multi-byte labels: the uint16 length must count UTF-8 bytes, not characters.
     const labels = Array.from({ length: 15 }, (_, i) => `entrée ${i} ${'€'.repeat(i * 7)}`);
     for (let i = 0; i < 15; i++) {
@@ -194,7 +196,7 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
         })
         .execute();
       // Two sequencing steps (6 then 9 proofs), so the bundle spans batches.
-      if (i === 5 || i === 14) assert.equal(await log.sequence(), i === 5 ? 6 : 9);
+      if (i === 5 || i === 14) assert.equal(await sequencer.sequence(), i === 5 ? 6 : 9);
     }
     const bundle = await log.entries(0, 15);
     assert.ok(bundle !== undefined);

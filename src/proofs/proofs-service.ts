@@ -12,6 +12,7 @@ import type { Clock } from '../platform/clock.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
 import { WindowedSearch, type SearchBounds } from './proofs-search.ts';
+import { signedFields } from './proof-row.ts';
 import { PaidRequests } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
 import type { Payment, PaymentAuthorization, PaymentRecord } from '../core/payment-authorization.ts';
@@ -312,14 +313,7 @@ export class ProofsService {
   }
 
   #toProof(row: ProofRow, isKnownValid = false): Proof {
-    const timestamp = new Date(Number(row.created_at)).toISOString();
-    const fields = {
-      id: row.id,
-      timestamp,
-      contentHash: row.content_hash,
-      metadataHash: row.metadata_hash,
-      label: row.label,
-    };
+    const fields = signedFields(row);
     return {
       ...fields,
       verified:

@@ -2,6 +2,7 @@ import { CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
 import { isPlausibleId } from '../core/ids.ts';
+import { addToCounts } from './proof-figures-store.ts';
 
 type Engine = 'sqlite' | 'postgres';
 export type ProofRow = Selectable<ProofsTable>;
@@ -153,44 +154,6 @@ export async function insertProofs(db: Db, engine: Engine, rows: NewProofRow[]):
   const ids = new Set(inserted.map((row) => row.id));
   await addToCounts(db, engine, rows, ids);
   return ids;
-}
-
-const DAY_MS = 86_400_000;
-/** SQLite: the day counts to add, as one JSON parameter of [day, created_via, count] triples. */
-const ADD_TO_COUNTS = CompiledQuery.raw(
-  'insert into proof_counts (day, created_via, count) select value ->> 0, value ->> 1, value ->> 2 from json_each(?) where true on conflict (day, created_via) do update set count = count + excluded.count',
-);
-
-/**
- * Adds the inserted rows to the per-day counts (migration 0008), in the caller's transaction. The
- * counts are updated in one order (day, then way), so two PostgreSQL transactions that touch the same
- * counts wait for each other instead of deadlocking.
- */
-async function addToCounts(db: Db, engine: Engine, rows: NewProofRow[], inserted: Set<string>) {
-  const counts = new Map<string, [number, string, number]>();
-  for (const row of rows) {
-    if (!inserted.has(row.id)) continue;
-    const day = Math.floor(Number(row.created_at) / DAY_MS);
-    const key = `${String(day).padStart(12, '0')} ${row.created_via}`;
-    const entry = counts.get(key) ?? [day, row.created_via, 0];
-    entry[2]++;
-    counts.set(key, entry);
-  }
-  if (counts.size === 0) return;
-  const triples = [...counts.keys()].sort().map((key) => counts.get(key) as [number, string, number]);
-  if (engine === 'sqlite') {
-    await db.executeQuery({ ...ADD_TO_COUNTS, parameters: [JSON.stringify(triples)] });
-    return;
-  }
-  await db
-    .insertInto('proof_counts')
-    .values(triples.map(([day, via, count]) => ({ day, created_via: via, count })))
-    .onConflict((oc) =>
-      oc.columns(['day', 'created_via']).doUpdateSet((eb) => ({
-        count: eb('proof_counts.count', '+', eb.ref('excluded.count')),
-      })),
-    )
-    .execute();
 }
 
 /**

@@ -1,7 +1,6 @@
-import type { Db } from '../db/index.ts';
 import type { Clock } from '../platform/clock.ts';
-import * as store from './stats-store.ts';
-import { DAY_MS } from './stats-store.ts';
+
+const DAY_MS = 86_400_000;
 
 /** The ways a proof is created and paid for (the proofs table's created_via). */
 export const CREATED_VIA = ['demo', 'x402', 'api_key'] as const;
@@ -36,8 +35,27 @@ export interface DashboardSummary {
   recent: ProofHeadline[];
 }
 
-export interface StatsServiceDeps {
-  db: Db;
+interface ProofTotals {
+  total: number;
+  /** Proofs created on or after the day `sinceDay` (days since the epoch, UTC). */
+  since: number;
+  /** Epoch milliseconds of the newest proof; null when there is none. */
+  latestAt: number | null;
+}
+
+/** The figures about the proofs, read by their store (wired in context.ts); days count from the epoch, UTC. */
+export interface ProofFigures {
+  totals(sinceDay: number): Promise<ProofTotals>;
+  /** How many proofs were created each way (`demo`, `x402`, `api_key`). */
+  byCreatedVia(): Promise<Map<string, number>>;
+  /** Proofs per UTC day from the day `sinceDay` on, keyed by the day's number. */
+  byDay(sinceDay: number): Promise<Map<number, number>>;
+  /** The newest proofs, newest first, with only what a listing of links needs. */
+  newest(limit: number): Promise<ProofHeadline[]>;
+}
+
+interface StatsServiceDeps {
+  figures: ProofFigures;
   clock: Clock;
 }
 
@@ -50,15 +68,15 @@ export class StatsService {
   }
 
   async summary(): Promise<DashboardSummary> {
-    const { db, clock } = this.#deps;
+    const { figures, clock } = this.#deps;
     const now = clock.now();
     const today = Math.floor(now / DAY_MS);
     const firstDay = today - (ACTIVITY_DAYS - 1);
     const [totals, byVia, byDay, recent] = await Promise.all([
-      store.countProofs(db, today),
-      store.countByCreatedVia(db),
-      store.countByDay(db, firstDay),
-      store.newestProofs(db, RECENT_COUNT),
+      figures.totals(today),
+      figures.byCreatedVia(),
+      figures.byDay(firstDay),
+      figures.newest(RECENT_COUNT),
     ]);
     const daily = Array.from({ length: ACTIVITY_DAYS }, (_, i) => ({
       date: new Date((firstDay + i) * DAY_MS).toISOString().slice(0, 10),
@@ -77,30 +95,20 @@ export class StatsService {
         latestAt: isoOrNull(totals.latestAt),
       },
       daily,
-      recent: recent.map(toHeadline),
+      recent,
     };
   }
 
   /** The number of proofs and the time of the newest. */
   async totals(): Promise<{ total: number; latestAt: string | null }> {
-    const totals = await store.countProofs(this.#deps.db, Math.floor(this.#deps.clock.now() / DAY_MS));
+    const totals = await this.#deps.figures.totals(Math.floor(this.#deps.clock.now() / DAY_MS));
     return { total: totals.total, latestAt: isoOrNull(totals.latestAt) };
   }
 
   /** The newest proofs, newest first (sitemap, home page). */
   async newest(limit: number): Promise<ProofHeadline[]> {
-    return (await store.newestProofs(this.#deps.db, limit)).map(toHeadline);
+    return this.#deps.figures.newest(limit);
   }
-}
-
-function toHeadline(row: store.ProofHeadline): ProofHeadline {
-  return {
-    id: row.id,
-    label: row.label,
-    contentHash: row.content_hash,
-    timestamp: new Date(Number(row.created_at)).toISOString(),
-    createdVia: row.created_via,
-  };
 }
 
 function isoOrNull(ms: number | null): string | null {

@@ -2,10 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { proofNotFound } from '../proofs/proofs-service.ts';
 import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { ProofIdParams } from '../proofs/proof-schemas.ts';
 
 const REPLY = 'application/timestamp-reply';
 const QUERY = 'application/timestamp-query';
@@ -15,42 +13,13 @@ const QUERY = 'application/timestamp-query';
  */
 export const TSA_QUERY_MAX_BYTES = 1024;
 
-/** DECISIONS.md §8: the RFC 3161 tokens of proofs, the TSA certificates, and RFC 3161 over HTTP. */
+/**
+ * The time-stamp authority (docs/decisions.md, "Verifiable proofs: log and time-stamps"): its certificates,
+ * and RFC 3161 over HTTP. A proof's own token is served with the proofs (proofs/evidence-routes.ts).
+ */
 export async function tsaRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser(QUERY, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-
-  api.get(
-    '/api/proofs/:id/timestamp.tsr',
-    {
-      schema: {
-        summary: 'The RFC 3161 time-stamp token of a proof (TimeStampResp, DER)',
-        tags: ['verification'],
-        params: ProofIdParams,
-        response: {
-          200: {
-            description: 'The token: `openssl ts -verify -digest <hash> -in it -CAfile <root>` checks it',
-            content: { [REPLY]: { schema: { description: 'DER bytes' } } },
-          },
-          ...errorResponses(404, 429),
-        },
-      },
-    },
-    async (request, reply) => {
-      const token = await ctx.proofs.timestampToken(request.params.id);
-      if (token === undefined) throw proofNotFound(request.params.id);
-      if (token === null) {
-        throw new AppError('not_found', 'This proof was made before time-stamp tokens existed', {
-          id: request.params.id,
-        });
-      }
-      return reply
-        .header('Content-Type', REPLY)
-        .header('Content-Disposition', `attachment; filename="${request.params.id}.tsr"`)
-        .header('Cache-Control', 'public, max-age=31536000, immutable')
-        .send(token);
-    },
-  );
 
   api.get(
     '/api/tsa/certs.pem',

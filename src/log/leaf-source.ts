@@ -1,0 +1,16 @@
+import type { Db } from '../db/index.ts';
+
+/**
+ * Where the log's entries come from and where their leaf indexes are recorded: the proofs, wired in
+ * `context.ts`. The sequencer calls `unsequenced` and `assignLeafIndexes` with its step's transaction,
+ * so taking entries, moving the head, storing the new nodes and recording the indexes commit together
+ * or not at all.
+ */
+export interface LeafSource {
+  /** Up to `limit` entries without a leaf index, oldest first: their sequence number and leaf bytes. */
+  unsequenced(trx: Db, limit: number): Promise<{ seq: number; leaf: Buffer }[]>;
+  /** Records the leaf index each entry (by its sequence number) became, in the caller's transaction. */
+  assignLeafIndexes(trx: Db, entries: { seq: number; leafIndex: number }[]): Promise<void>;
+  /** The leaves at indexes [first, first + count), in order; fewer when some are not in the log. */
+  leaves(first: number, count: number): Promise<Buffer[]>;
+}
