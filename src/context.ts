@@ -15,7 +15,7 @@ import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
 import { LogService } from './log/log-service.ts';
 import { Tsa } from './tsa/tsa.ts';
-import { SigningThread } from './core/signing-thread.ts';
+import { SigningThread } from './platform/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */

@@ -1,4 +1,4 @@
-import type { SignFn } from '../core/signing-thread.ts';
+import type { SignFn } from '../core/signing.ts';
 import {
   createHash,
   createPrivateKey,
