@@ -18,7 +18,10 @@ export interface X402Config {
 /** Coinbase's facilitator, the one that settles on Base mainnet (it needs a CDP API key). */
 export const CDP_FACILITATOR_URL = 'https://api.cdp.coinbase.com/platform/v2/x402';
 
-/** The service's whole configuration, read once from the environment (DECISIONS.md §1) and frozen. */
+/**
+ * The service's whole configuration, read once from the environment and frozen (docs/deploy.md,
+ * "Configuration").
+ */
 export interface Config {
   host: string;
   port: number;

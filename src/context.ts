@@ -20,7 +20,7 @@ import { Sequencer } from './log/sequencer.ts';
 import { proofLeafSource } from './proofs/log-leaves.ts';
 import { proofFigures } from './proofs/proof-figures-store.ts';
 import { Tsa } from './tsa/tsa.ts';
-import { SigningThread } from './core/signing-thread.ts';
+import { SigningThread } from './platform/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */

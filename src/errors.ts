@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes (DECISIONS.md §7) and the HTTP status of each.
+ * The closed set of error codes (docs/api.md, "Errors") and the HTTP status of each.
  * Every failure a client sees is one of these, in the envelope `{ error: { code, message, details } }`.
  */
 export const ERROR_STATUS = {

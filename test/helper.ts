@@ -186,7 +186,7 @@ export function notarizeBody(overrides: Record<string, unknown> = {}): Record<st
   };
 }
 
-/** Asserts the error envelope of SPEC.md §7 and returns the error. */
+/** Asserts the error envelope (docs/api.md, "Errors") and returns the error. */
 export function expectError(
   response: ApiResponse,
   status: number,

@@ -108,7 +108,7 @@ const notarizeBody = (key: string) =>
 
 /**
  * The bare server sending the bytes of `GET /api/proofs/{id}` (the same body and headers): what a read
- * that costs nothing would reach, given the size of the answer the specification asks for.
+ * that costs nothing would reach, given the size of the answer the API defines.
  */
 export const BARE_READ = 'bare Fastify sending the answer of GET /api/proofs/{id}';
 /** Headers that describe one connection or one moment, not the answer. */

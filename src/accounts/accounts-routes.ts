@@ -15,7 +15,7 @@ import {
   IdParams,
 } from './accounts-schemas.ts';
 
-/** SPEC.md §4 administrator endpoints for accounts and API keys; every one needs X-Service-Admin-Key. */
+/** Administrator endpoints for accounts and API keys (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();

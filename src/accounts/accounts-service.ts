@@ -27,7 +27,7 @@ export interface AccountsServiceDeps {
   clock: Clock;
 }
 
-/** Accounts and their API keys (SPEC.md §2, DECISIONS.md §5). */
+/** Accounts and their API keys (docs/webhooks.md, "Accounts" and "API keys"; docs/decisions.md §5). */
 export class AccountsService {
   readonly #deps: AccountsServiceDeps;
   /** keyId → when this process last recorded its use, so use is written at most once a minute. */

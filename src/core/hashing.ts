@@ -12,13 +12,16 @@ export function isContentHash(value: string): boolean {
   return CONTENT_HASH_PATTERN.test(value);
 }
 
-/** `sha256:ABC…` and `sha256:abc…` name the same hash; the lowercase form is the stored one (DECISIONS §2). */
+/**
+ * `sha256:ABC…` and `sha256:abc…` name the same hash; the lowercase form is the stored one (docs/api.md,
+ * "Proofs").
+ */
 export function normalizeContentHash(value: string): string {
   if (!isContentHash(value)) throw new TypeError('not a sha256:<64 hex> content hash');
   return value.toLowerCase();
 }
 
-/** `sha256:` + hex SHA-256 of the JCS form of `metadata`; absent metadata hashes as `{}` (DECISIONS §2). */
+/** `sha256:` + hex SHA-256 of the JCS form of `metadata`; absent metadata hashes as `{}` (docs/api.md). */
 export function metadataHash(metadata: Record<string, unknown> | undefined): string {
   return SHA256_PREFIX + sha256Hex(canonicalJson(metadata ?? {}));
 }

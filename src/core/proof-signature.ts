@@ -3,7 +3,7 @@ import { canonicalJson } from './canonical-json.ts';
 
 export const HMAC_SIGNATURE_PREFIX = 'hmac-sha256:';
 
-/** The fields a proof signs (DECISIONS §2). */
+/** The fields a proof signs (docs/api.md, "Proofs"). */
 export interface SignedProofFields {
   id: string;
   timestamp: string;

@@ -13,7 +13,10 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** An API key: `hp_` + 43 base62 characters (≈ 256 bits); only its SHA-256 is ever stored (DECISIONS §5). */
+/**
+ * An API key: `hp_` + 43 base62 characters (≈ 256 bits); only its SHA-256 is ever stored (docs/webhooks.md,
+ * "API keys").
+ */
 export function generateApiKey(): { raw: string; prefix: string; hash: string } {
   const raw = 'hp_' + randomBase62(43);
   return { raw, prefix: raw.slice(0, 11), hash: hashApiKey(raw) };

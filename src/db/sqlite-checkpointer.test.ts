@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { generateKeyPairSync, verify } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
-import { SigningThread } from '../core/signing-thread.ts';
+import { SigningThread } from '../platform/signing-thread.ts';
 import { openDatabase } from './index.ts';
 import { WAL_SIZE_LIMIT_BYTES } from './node-sqlite-dialect.ts';
 import { startCheckpointer } from './sqlite-checkpointer.ts';

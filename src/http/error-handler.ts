@@ -5,7 +5,7 @@ import { AppError, isAppError, type ErrorCode } from '../errors.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { describeValidationErrors } from './validation.ts';
 
-/** Fastify's own error codes and what a client is told about each (notes/conventions.md §4.3). */
+/** Fastify's own error codes and what a client is told about each (docs/api.md, "Errors"). */
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The request body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: {

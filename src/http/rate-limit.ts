@@ -31,8 +31,8 @@ const clientKey = (request: FastifyRequest): string =>
   request.rateLimitKey ?? `ip:${normalizeIP(request.ip, 64)}`;
 
 /**
- * SPEC.md §8 and DECISIONS.md §7: a fixed window per client (the verified API key, else the client
- * address), announced with the IETF RateLimit-Policy / RateLimit fields on every limited response, and a
+ * A fixed window per client, the verified API key else the client address (docs/api.md, "Rate
+ * limit"), announced with the IETF RateLimit-Policy / RateLimit fields on every limited response, and a
  * 429 `rate_limited` with Retry-After. The plugin cannot emit the IETF fields itself, so it only counts.
  */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {

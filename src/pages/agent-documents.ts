@@ -21,7 +21,7 @@ import {
   type Facts,
 } from './facts.ts';
 
-/** Builders of the documents agents read: /api/capabilities, /api/quickstart, /api/actions (SPEC.md §4). */
+/** Builders of the agents' documents: /api/capabilities, /api/quickstart, /api/actions (docs/pages.md). */
 
 /** The example request used by the quickstart, the action catalog and the pages: a real hash of real text. */
 export function exampleRequest(): { contentHash: string; label: string; idempotencyKey: string } {

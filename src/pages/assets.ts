@@ -22,7 +22,10 @@ function load(name: string, contentType: string): Asset {
 export const STYLESHEET = load('site.css', 'text/css; charset=utf-8');
 export const SCRIPT = load('site.js', 'text/javascript; charset=utf-8');
 
-/** Serves the static assets. Not rate limited (DECISIONS.md §7); cached for a day, revalidated by ETag. */
+/**
+ * Serves the static assets. Not rate limited (docs/api.md, "Rate limit"); cached for a day, revalidated
+ * by ETag.
+ */
 export async function assetRoutes(app: FastifyInstance): Promise<void> {
   for (const asset of [STYLESHEET, SCRIPT]) {
     app.get(

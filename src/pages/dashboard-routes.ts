@@ -6,7 +6,7 @@ import { DashboardSummary } from './document-schemas.ts';
 import { htmlResponses, sendHtml } from './layout.ts';
 import { absoluteUrl } from './offering.ts';
 
-/** SPEC.md §4: the dashboard summary (JSON) and the dashboard page that shows it. */
+/** The dashboard summary (JSON) and the dashboard page that shows it (docs/pages.md). */
 export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get(
     '/api/dashboard/summary',

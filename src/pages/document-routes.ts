@@ -13,7 +13,7 @@ import {
 import { gatherFacts } from './facts.ts';
 import { buildMarketplace, buildStatus, buildTrust } from './service-documents.ts';
 
-/** SPEC.md §4: the machine-readable documents for agents and directories. All public, all JSON. */
+/** The machine-readable documents for agents and directories (docs/pages.md). All public, all JSON. */
 export async function documentRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const startedAtMs = ctx.clock.now();
   const facts = () => gatherFacts(ctx, app.initialConfig.bodyLimit ?? 0);

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 
-/** Response schemas of the public JSON documents (SPEC.md §4), so /openapi.json describes each exactly. */
+/** Response schemas of the public JSON documents (docs/pages.md), so /openapi.json describes each exactly. */
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Url = Type.String({ format: 'uri' });

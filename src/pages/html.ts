@@ -1,5 +1,5 @@
 /**
- * The HTML template helper of every page (notes/conventions.md §6.2). `html` escapes each interpolated
+ * The HTML template helper of every page (docs/decisions.md §8). `html` escapes each interpolated
  * string with the one `escapeHtml`, so a label or a metadata key name can never become markup; only
  * values that are already `SafeHtml` (other templates) pass through as they are.
  */

@@ -9,7 +9,7 @@ import type { Limits as LimitsSchema, PaymentTerms } from './document-schemas.ts
  * and document states the same figures as the code that enforces them (no number is written twice).
  */
 
-/** SPEC.md §5: the payment terms of the proof operation that do not come from the configuration. */
+/** The payment terms of the proof operation not taken from the configuration (docs/decisions.md §8). */
 export const X402_VERSION = 2;
 export const X402_SCHEME = 'exact';
 

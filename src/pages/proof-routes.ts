@@ -12,7 +12,7 @@ import { renderProofNotFound, renderProofPage } from './proof-page.ts';
 /** Any string: an id that is not a proof id gets the friendly 404 page, not a validation error. */
 const PageParams = Type.Object({ id: Type.String({ description: 'The proof id, `proof_…`.' }) });
 
-/** SPEC.md §4: the public badge page of a proof and its embeddable SVG badge. */
+/** The public badge page of a proof and its embeddable SVG badge (docs/pages.md). */
 export async function proofPageRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const find = async (id: string) => (isProofId(id) ? ctx.proofs.get(id) : undefined);

@@ -22,7 +22,7 @@ const ProofsPageQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 40, pattern: '^[A-Za-z0-9_-]+$' })),
 });
 
-/** SPEC.md §4, the public pages besides the proof pages and the dashboard. */
+/** The public pages besides the proof pages and the dashboard (docs/pages.md). */
 export async function sitePageRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const facts = () => gatherFacts(ctx, app.initialConfig.bodyLimit ?? 0);

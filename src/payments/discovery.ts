@@ -6,10 +6,11 @@ import { errorResponses } from '../http/openapi.ts';
 import { PAID_ROUTE, X402_VERSION } from './terms.ts';
 
 /**
- * How payment-protocol directories find the paid operation (notes/x402.md §4): the origin-hosted
- * `/.well-known/x402` (the x402scan shape, a superset with the full requirements), `/api/discovery`
- * (the Bazaar `DiscoveryResourcesResponse` envelope), and `x-payment-info` on the operation in
- * `/openapi.json`. Every figure comes from the payment gate, which built it with the official packages.
+ * How payment-protocol directories find the paid operation (docs/payments.md, "Discovery"): the
+ * origin-hosted `/.well-known/x402` (the x402scan shape, a superset with the full requirements),
+ * `/api/discovery` (the Bazaar `DiscoveryResourcesResponse` envelope), and `x-payment-info` on the
+ * operation in `/openapi.json`. Every figure comes from the payment gate, which built it with the
+ * official packages.
  */
 
 const Requirements = Type.Object(

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 
 /**
  * One worker thread for all of the process's background work: public-key signatures
- * (`core/signing-thread.ts`) and SQLite checkpoints (`db/sqlite-checkpointer.ts`). Each thread holds a
+ * (`signing-thread.ts`) and SQLite checkpoints (`db/sqlite-checkpointer.ts`). Each thread holds a
  * V8 isolate and a Node environment of its own, about 20 MB, so the two share one. A checkpoint blocks
  * the thread while it copies pages and syncs the database file; signatures asked for meanwhile wait
  * that long (a few milliseconds), which the request thread does not notice.

@@ -6,7 +6,7 @@ import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { CreateWebhookBody, TestDelivery, WebhookCreated, WebhookList } from './webhooks-schemas.ts';
 
-/** SPEC.md §4 administrator endpoints for webhooks; every one needs X-Service-Admin-Key. */
+/** The administrator endpoints for webhooks (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();

@@ -23,7 +23,7 @@ export interface WebhooksServiceDeps {
   allowPrivateUrls: boolean;
 }
 
-/** Webhooks, their events and deliveries (SPEC.md §6, DECISIONS.md §6). */
+/** Webhooks, their events and deliveries (docs/webhooks.md, "Webhooks"; docs/decisions.md §5). */
 export class WebhooksService {
   readonly #deps: WebhooksServiceDeps;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from './index.ts';
 
-/** Accounts, API keys, webhooks, the event outbox and delivery records (SPEC.md §2, DECISIONS.md §5–§6). */
+/** Accounts, API keys, webhooks, the event outbox and delivery records (docs/webhooks.md). */
 export async function up(db: Kysely<unknown>, _context: MigrationContext): Promise<void> {
   await db.schema
     .createTable('accounts')
