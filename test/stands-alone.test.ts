@@ -24,18 +24,6 @@ const OUTSIDE_CITATIONS: { what: string; pattern: RegExp }[] = [
 /** Test data kept as published upstream (its own README names its source). */
 const SKIPPED_DIRECTORIES = ['test/vectors/'];
 
-/**
- * Files that still carry citations of outside documents, not covered until they are rewritten. Each
- * entry must still have a finding (so an entry that is fixed is taken off); the list ends empty.
- */
-const PENDING: readonly string[] = [
-  'src/log/log-routes.ts',
-  'src/log/log-service.ts',
-  'src/proofs/proofs-routes.ts',
-  'src/proofs/proofs-service.ts',
-  'src/tsa/tsa-routes.ts',
-];
-
 interface Finding {
   file: string;
   line: number;
@@ -75,22 +63,15 @@ function findings(files: { file: string; text: string }[]): Finding[] {
   return found;
 }
 
-const all = findings(trackedTextFiles());
-
 test('no tracked text file cites a document outside the repository', () => {
-  const outside = all
-    .filter((finding) => !PENDING.includes(finding.file))
-    .map(({ file, line, what, text }) => `${file}:${line}: ${what}: ${text}`);
+  const outside = findings(trackedTextFiles()).map(
+    ({ file, line, what, text }) => `${file}:${line}: ${what}: ${text}`,
+  );
   assert.deepEqual(
     outside,
     [],
     `cite docs/ (or an RFC or specification by URL) instead:\n${outside.join('\n')}`,
   );
-});
-
-test('every file still left out of the check has a citation left to rewrite', () => {
-  const stale = PENDING.filter((file) => !all.some((finding) => finding.file === file));
-  assert.deepEqual(stale, [], 'these files cite nothing outside any more: take them off PENDING');
 });
 
 test('the patterns find what they look for and leave the repository’s own citations alone', () => {

@@ -19,7 +19,7 @@ import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 
-/** SPEC.md §4: proof creation and the public proof reads. */
+/** Proof creation and the public proof reads (docs/api.md). */
 export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 

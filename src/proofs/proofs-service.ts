@@ -2,7 +2,7 @@ import { BoundedMap } from '../core/bounded-map.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import { hmacSign, signingMessage } from '../core/proof-signature.ts';
 import { encodeReceipt } from '../core/receipt.ts';
-import { signHere, type SignFn } from '../core/signing-thread.ts';
+import { signHere, type SignFn } from '../core/signing.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
@@ -127,7 +127,7 @@ export class ProofsService {
 
   /**
    * Creates the proof, or answers the stored one when the same request was made with this key before
-   * (SPEC.md §4 rules 1–2). The same key with other content is refused and nothing is written.
+   * (docs/api.md, "Idempotency"). The same key with other content is refused and nothing is written.
    * Concurrent requests with one new key create exactly one proof: the unique (scope, key) index decides.
    */
   async notarize(
@@ -262,7 +262,7 @@ export class ProofsService {
   }
 
   /**
-   * Newest first, signatures redacted (DECISIONS §4). A filter that indexes answer in order reads
+   * Newest first, signatures redacted (docs/decisions.md §2). A filter that indexes answer in order reads
    * `limit + 1` entries; any other goes through `WindowedSearch`, whose page may be cut short by its
    * budget and then still has a `nextCursor`, where the search stopped (docs/api.md, "Reads and search").
    */
@@ -360,7 +360,7 @@ interface Found {
   tstSignature: string | null;
 }
 
-/** The answer to a proof id this service does not hold, the same on every route (DECISIONS §4). */
+/** The answer to a proof id this service does not hold, the same on every route (docs/decisions.md §2). */
 export function proofNotFound(id: string): AppError {
   return new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
 }
