@@ -1,6 +1,118 @@
 // @ts-check
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The import boundaries of src/ (docs/architecture.md). Each feature folder is entered only through
+ * the files listed here: its service and the schemas it publishes. `core/` and `verify/` are pure and
+ * import nothing of the service; `http/` is plumbing and imports no feature; `client/` is the published
+ * library and imports only what verifies. Features sit in layers, and none imports a layer above it.
+ * The composition root (src/*.ts: context, app, main) and tests may import anything.
+ */
+const PUBLIC = {
+  accounts: ['accounts-service.ts', 'accounts-schemas.ts'],
+  keys: ['keyring.ts'],
+  log: ['log-service.ts', 'log-schemas.ts'],
+  tsa: ['tsa.ts'],
+  payments: ['x402.ts'],
+  stats: ['stats-service.ts'],
+  proofs: ['proofs-service.ts', 'proof-schemas.ts'],
+  webhooks: ['webhooks-service.ts', 'webhooks-schemas.ts'],
+  pages: [],
+  health: [],
+};
+const LAYERS = [
+  ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments'],
+  ['proofs'],
+  ['webhooks'],
+  ['pages', 'health'],
+];
+const COMPOSITION = ['../context.ts', '../app.ts', '../main.ts'];
+
+/** An import of another feature's inside, by relative path from a sibling folder. */
+const insideOf = (feature) => ({
+  group: [`../${feature}/*`, ...PUBLIC[feature].map((file) => `!../${feature}/${file}`)],
+  message: `Import ${feature}/ through ${PUBLIC[feature].join(' or ') || 'its routes, from the app only'}.`,
+});
+
+function boundaries(folder) {
+  const layer = LAYERS.findIndex((names) => names.includes(folder));
+  const above = LAYERS.slice(layer + 1).flat();
+  return [
+    ...Object.keys(PUBLIC)
+      .filter((feature) => feature !== folder && !above.includes(feature))
+      .map(insideOf),
+    ...(above.length > 0
+      ? [{ group: above.map((f) => `../${f}/*`), message: `${folder}/ is below ${above.join(', ')}.` }]
+      : []),
+  ];
+}
+
+const FOLDERS = readdirSync(new URL('src/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+
+/** Everything of src/ but the `allowed` folders (gitignore negation cannot re-include a folder's files). */
+const onlyFrom = (allowed, message) => ({
+  group: ['../*.ts', ...FOLDERS.filter((folder) => !allowed.includes(folder)).map((f) => `../${f}/*`)],
+  message,
+});
+
+const importRules = [
+  ...Object.keys(PUBLIC).map((folder) => ({
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: boundaries(folder) }] },
+  })),
+  {
+    files: ['src/core/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [onlyFrom([], 'core/ is pure: it imports only core/.')] },
+      ],
+    },
+  },
+  {
+    files: ['src/verify/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [onlyFrom(['core'], 'verify/ is pure: it imports only core/.')] },
+      ],
+    },
+  },
+  {
+    files: ['src/client/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [onlyFrom(['core', 'verify'], 'The client library carries no service code.')] },
+      ],
+    },
+  },
+  {
+    files: ['src/http/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...Object.keys(PUBLIC).map((f) => `../${f}/*`), ...COMPOSITION],
+              message: 'http/ is plumbing: it imports no feature; a feature hands it an interface.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'artifacts/', 'test/chain/'] },
@@ -59,4 +171,5 @@ export default tseslint.config(
       },
     },
   },
+  ...importRules,
 );

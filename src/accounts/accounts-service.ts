@@ -2,6 +2,7 @@ import type { IdGenerator } from '../core/ids.ts';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from '../core/secrets.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
+import { refusedApiKey, type ApiKeyPrincipal } from '../http/auth.ts';
 import { isoTime, isoTimeOrNull, type Clock } from '../platform/clock.ts';
 import type { Account, ApiKey, CreateAccountBody, CreateApiKeyBody, Scope } from './accounts-schemas.ts';
 import * as store from './accounts-store.ts';
@@ -10,17 +11,6 @@ import type { AccountRow, ApiKeyRow } from './accounts-store.ts';
 const LAST_USED_INTERVAL_MS = 60_000;
 
 /** The one answer to any X-Service-Key that is not an active key. */
-export function refusedApiKey(): AppError {
-  return new AppError('unauthorized', 'The API key in X-Service-Key is not valid');
-}
-
-/** A verified API key, as authentication hands it to a route. */
-export interface ApiKeyPrincipal {
-  keyId: string;
-  accountId: string;
-  scopes: string[];
-}
-
 export interface AccountsServiceDeps {
   db: Db;
   ids: IdGenerator;

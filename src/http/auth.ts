@@ -1,5 +1,4 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { refusedApiKey, type AccountsService, type ApiKeyPrincipal } from '../accounts/accounts-service.ts';
 import { secretsEqual } from '../core/secrets.ts';
 import { AppError } from '../errors.ts';
 
@@ -12,6 +11,22 @@ declare module 'fastify' {
   }
 }
 
+/** A verified API key, as authentication hands it to a route. */
+export interface ApiKeyPrincipal {
+  keyId: string;
+  accountId: string;
+  scopes: string[];
+}
+
+/** Whoever knows the API keys (the accounts service): a key's principal, or `refusedApiKey()` thrown. */
+export interface ApiKeyAuthenticator {
+  authenticate(raw: string): Promise<ApiKeyPrincipal>;
+}
+
+export function refusedApiKey(): AppError {
+  return new AppError('unauthorized', 'The API key in X-Service-Key is not valid');
+}
+
 const API_KEY_HEADER = 'x-service-key';
 const ADMIN_KEY_HEADER = 'x-service-admin-key';
 
@@ -20,7 +35,7 @@ const ADMIN_KEY_HEADER = 'x-service-admin-key';
  * its own bucket; refuse a bad key only after the limiter has counted it by address, so guessing keys
  * is rate limited too. Call `identify` before the rate limit is registered and `refuse` after.
  */
-export function apiKeyHooks(accounts: AccountsService): {
+export function apiKeyHooks(accounts: ApiKeyAuthenticator): {
   identify: onRequestAsyncHookHandler;
   refuse: onRequestAsyncHookHandler;
 } {

@@ -28,6 +28,8 @@ import { formatTlogProof } from '../core/tlog-proof.ts';
 /** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
 const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 256;
+
+export type { LeafSource } from './leaf-source.ts';
 /**
  * How long a checkpoint read from the store answers for the newest one. Within an instance the
  * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed

@@ -65,17 +65,6 @@ const DiscoveryList = Type.Object({
 type Resource = Static<typeof DiscoveryResource>;
 
 /** `x-payment-info` of the paid operation in `/openapi.json` (the x402scan convention). */
-export function paymentInfo(ctx: AppContext): Record<string, unknown> {
-  const x402 = ctx.config.x402;
-  return {
-    protocols: ['x402'],
-    price: { mode: 'fixed', currency: 'USD', amount: (x402?.price ?? '').replace(/^\$/, '') },
-    x402Version: X402_VERSION,
-    scheme: 'exact',
-    network: x402?.network ?? null,
-  };
-}
-
 function paidResources(ctx: AppContext, startedAt: string): Resource[] {
   const gate = ctx.payments;
   if (gate === undefined) return [];

@@ -13,7 +13,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { PAID_ROUTE } from './terms.ts';
+import { PAID_ROUTE, X402_VERSION } from './terms.ts';
 import {
   clip,
   decodeChallenge,
@@ -192,6 +192,17 @@ export class PaymentGate {
 
   get resourceUrl(): string {
     return this.#resourceUrl;
+  }
+
+  /** `x-payment-info` of the paid operation in /openapi.json (the OpenAPI payment extension). */
+  get paymentInfo(): Record<string, unknown> {
+    return {
+      protocols: ['x402'],
+      price: { mode: 'fixed', currency: 'USD', amount: this.#config.price.replace(/^\$/, '') },
+      x402Version: X402_VERSION,
+      scheme: 'exact',
+      network: this.#config.network,
+    };
   }
 
   /**

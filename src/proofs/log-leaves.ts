@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { signingMessage } from '../core/proof-signature.ts';
 import type { Db, DatabaseHandle } from '../db/index.ts';
-import type { LeafSource } from '../log/leaf-source.ts';
+import type { LeafSource } from '../log/log-service.ts';
 import { signedFields } from './proof-row.ts';
 import type { ProofRow } from './proofs-store.ts';
 

@@ -15,7 +15,6 @@ import {
   VerifyReport,
 } from './proof-schemas.ts';
 import { proofNotFound, type Principal } from './proofs-service.ts';
-import { paymentInfo } from '../payments/discovery.ts';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 
@@ -50,7 +49,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
           },
           ...errorResponses(400, 401, 402, 403, 409, 413, 415, 422, 429, 502),
         },
-        ...(gate ? { 'x-payment-info': paymentInfo(ctx) } : {}),
+        ...(gate ? { 'x-payment-info': gate.paymentInfo } : {}),
       },
       // x402: the challenge is answered before the body is read (directory probers rely on it).
       onRequest: async (request) => {
