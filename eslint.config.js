@@ -1,5 +1,6 @@
 // @ts-check
 import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -10,6 +11,7 @@ import tseslint from 'typescript-eslint';
  * library and imports only what verifies. Features sit in layers, and none imports a layer above it.
  * The composition root (src/*.ts: context, app, main) and tests may import anything.
  */
+/** @type {Record<string, string[]>} */
 const PUBLIC = {
   accounts: ['accounts-service.ts', 'accounts-schemas.ts'],
   keys: ['keyring.ts'],
@@ -22,6 +24,7 @@ const PUBLIC = {
   pages: [],
   health: [],
 };
+/** @type {string[][]} */
 const LAYERS = [
   ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments'],
   ['proofs'],
@@ -31,11 +34,12 @@ const LAYERS = [
 const COMPOSITION = ['../context.ts', '../app.ts', '../main.ts'];
 
 /** An import of another feature's inside, by relative path from a sibling folder. */
-const insideOf = (feature) => ({
+const insideOf = (/** @type {string} */ feature) => ({
   group: [`../${feature}/*`, ...PUBLIC[feature].map((file) => `!../${feature}/${file}`)],
   message: `Import ${feature}/ through ${PUBLIC[feature].join(' or ') || 'its routes, from the app only'}.`,
 });
 
+/** @param {string} folder */
 function boundaries(folder) {
   const layer = LAYERS.findIndex((names) => names.includes(folder));
   const above = LAYERS.slice(layer + 1).flat();
@@ -49,12 +53,12 @@ function boundaries(folder) {
   ];
 }
 
-const FOLDERS = readdirSync(new URL('src/', import.meta.url), { withFileTypes: true })
+const FOLDERS = readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
 /** Everything of src/ but the `allowed` folders (gitignore negation cannot re-include a folder's files). */
-const onlyFrom = (allowed, message) => ({
+const onlyFrom = (/** @type {string[]} */ allowed, /** @type {string} */ message) => ({
   group: ['../*.ts', ...FOLDERS.filter((folder) => !allowed.includes(folder)).map((f) => `../${f}/*`)],
   message,
 });
