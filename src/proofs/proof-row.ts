@@ -1,5 +1,6 @@
 import type { SignedProofFields } from '../core/proof-signature.ts';
-import type { ProofRow } from './proofs-store.ts';
+import type { Proof } from './proof-schemas.ts';
+import type { NewProofRow, ProofRow } from './proofs-store.ts';
 
 /**
  * The fields a proof signs, from its stored row: its signing message, which its signatures and its
@@ -16,4 +17,46 @@ export function signedFields(
     metadataHash: row.metadata_hash,
     label: row.label,
   };
+}
+
+/** The public proof document of a stored row; `verified` is the outcome of its signature check. */
+export function proofDocument(row: ProofRow, verified: boolean, logOrigin: string): Proof {
+  return {
+    ...signedFields(row),
+    verified,
+    metadataKeys: JSON.parse(row.metadata_keys) as string[],
+    signature: row.signature,
+    keyId: row.key_id,
+    accountId: row.account_id,
+    payment:
+      row.payment_transaction === null
+        ? null
+        : {
+            network: row.payment_network ?? '',
+            payer: row.payment_payer ?? '',
+            transaction: row.payment_transaction,
+            amount: row.payment_amount ?? '',
+          },
+    receipt:
+      row.receipt === null || row.receipt_key_id === null
+        ? null
+        : { keyId: row.receipt_key_id, signature: row.receipt },
+    timestampToken: row.tst_signature ? `/api/proofs/${row.id}/timestamp.tsr` : null,
+    log:
+      row.leaf_index === null || row.leaf_index === undefined
+        ? null
+        : { origin: logOrigin, leafIndex: Number(row.leaf_index) },
+  };
+}
+
+/** Shared answers must not be changed by whoever reads them. */
+export function deepFreeze<T extends object>(value: T): T {
+  for (const item of Object.values(value)) {
+    if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) deepFreeze(item as object);
+  }
+  return Object.freeze(value);
+}
+
+export function rowFromInsert(row: NewProofRow): ProofRow {
+  return { ...row, seq: 0, leaf_index: null } as ProofRow;
 }

@@ -96,3 +96,21 @@ export class WindowedSearch {
     return { found, stoppedAt: undefined };
   }
 }
+
+/** A page's cursor: where the next page starts, opaque to clients. */
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`s${seq}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const seq = /^s(\d{1,15})$/.exec(text)?.[1];
+  if (seq === undefined) {
+    throw new AppError('invalid_request', 'Invalid request: cursor is not one this service issued', {
+      errors: [
+        { location: 'querystring', path: '/cursor', message: 'is not a valid cursor', keyword: 'cursor' },
+      ],
+    });
+  }
+  return Number(seq);
+}

@@ -1,18 +1,12 @@
 import { BoundedMap } from '../core/bounded-map.ts';
-import type { IdGenerator } from '../core/ids.ts';
-import { hmacSign, signingMessage } from '../core/proof-signature.ts';
-import { encodeReceipt } from '../core/receipt.ts';
-import { signHere, type SignFn } from '../core/signing.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
-import type { Keyring } from '../keys/keyring.ts';
-import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
-import type { Clock } from '../platform/clock.ts';
+import { proofTokenRequest } from '../tsa/tsa.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
-import { WindowedSearch, type SearchBounds } from './proofs-search.ts';
-import { signedFields } from './proof-row.ts';
+import { decodeCursor, encodeCursor, WindowedSearch, type SearchBounds } from './proofs-search.ts';
+import { deepFreeze, proofDocument, rowFromInsert, signedFields } from './proof-row.ts';
 import { PaidRequests } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
 import type { Payment, PaymentAuthorization, PaymentRecord } from '../core/payment-authorization.ts';
@@ -24,6 +18,7 @@ import {
   type Principal,
 } from './notarize-request.ts';
 import { ProofChecks } from './proof-checks.ts';
+import { signNewProof, type ProofSignerDeps } from './proof-signer.ts';
 import type { LogService } from '../log/log-service.ts';
 import type { VerificationReport } from '../verify/proof-verifier.ts';
 
@@ -53,24 +48,17 @@ export interface ProofPage {
   nextCursor: string | null;
 }
 
-export interface ProofsServiceDeps {
+export interface ProofsServiceDeps extends ProofSignerDeps {
   db: Db;
   engine: 'sqlite' | 'postgres';
-  keyring: Keyring;
-  ids: IdGenerator;
-  clock: Clock;
   /** Runs inside the transaction that creates new proofs (the event outbox); returns how many events it wrote. */
   onCreated?: (trx: Db, proofs: Proof[]) => Promise<number>;
   /** Runs after that transaction commits, with the count `onCreated` returned. */
   afterCommit?: (eventCount: number) => void;
-  /** Signs each new proof's RFC 3161 token. */
-  tsa: Tsa;
   /** The transparency log: its origin is named in each sequenced proof; it proves their inclusion. */
   log: Pick<LogService, 'origin' | 'inclusion' | 'verifierKey'>;
   /** How long a paid request waits for another payment with the same key before answering 409. */
   chargeWaitMs?: number;
-  /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
-  sign?: SignFn;
   /** Bounds of searches that cannot be answered from one index (`list`); the defaults serve production. */
   search?: Partial<SearchBounds>;
 }
@@ -163,47 +151,7 @@ export class ProofsService {
     settle: (() => Promise<PaymentRecord>) | undefined,
     authorization?: PaymentAuthorization,
   ): Promise<NotarizeResult> {
-    const createdAt = this.#deps.clock.now();
-    const key = this.#deps.keyring.active;
-    const receiptKey = this.#deps.keyring.activeReceiptKey;
-    const id = this.#deps.ids.next('proof', createdAt);
-    const timestamp = new Date(createdAt).toISOString();
-    const signed = {
-      id,
-      timestamp,
-      contentHash: request.contentHash,
-      metadataHash: request.metadataHash,
-      label: body.label,
-    };
-    const sign = this.#deps.sign ?? signHere;
-    const [receiptSignature, tokenSignature] = await Promise.all([
-      sign(null, Buffer.from(signingMessage(signed), 'utf8'), receiptKey.privateKey),
-      this.#deps.tsa.signWith(proofTokenRequest(signed), sign),
-    ]);
-    const row: NewProofRow = {
-      id,
-      created_at: createdAt,
-      content_hash: request.contentHash,
-      label: body.label,
-      label_folded: body.label.toLowerCase(),
-      metadata_hash: request.metadataHash,
-      metadata_keys: JSON.stringify(request.metadataKeys),
-      signature: hmacSign(key.keyObject, signed),
-      receipt: encodeReceipt(receiptSignature),
-      receipt_key_id: receiptKey.keyId,
-      tst_signature: tokenSignature.toString('base64'),
-      tst_key_id: this.#deps.tsa.keyId,
-      key_id: key.keyId,
-      idempotency_scope: scope,
-      idempotency_key: body.idempotencyKey,
-      request_fingerprint: request.fingerprint,
-      account_id: principal.kind === 'account' ? principal.accountId : null,
-      created_via: principal.kind === 'account' ? 'api_key' : principal.kind === 'payer' ? 'x402' : 'demo',
-      payment_network: null,
-      payment_payer: null,
-      payment_transaction: null,
-      payment_amount: null,
-    };
+    const row = await signNewProof(this.#deps, body, principal, request, scope);
     if (settle !== undefined) {
       // Verified, prepared, now settled; only a settled proof is committed.
       const payment = await settle();
@@ -313,40 +261,15 @@ export class ProofsService {
   }
 
   #toProof(row: ProofRow, isKnownValid = false): Proof {
-    const fields = signedFields(row);
-    return {
-      ...fields,
-      verified:
-        isKnownValid ||
-        this.#checks.isSignatureValid({
-          ...fields,
-          signature: row.signature,
-          keyId: row.key_id,
-          receipt: null,
-        }),
-      metadataKeys: JSON.parse(row.metadata_keys) as string[],
-      signature: row.signature,
-      keyId: row.key_id,
-      accountId: row.account_id,
-      payment:
-        row.payment_transaction === null
-          ? null
-          : {
-              network: row.payment_network ?? '',
-              payer: row.payment_payer ?? '',
-              transaction: row.payment_transaction,
-              amount: row.payment_amount ?? '',
-            },
-      receipt:
-        row.receipt === null || row.receipt_key_id === null
-          ? null
-          : { keyId: row.receipt_key_id, signature: row.receipt },
-      timestampToken: row.tst_signature ? `/api/proofs/${row.id}/timestamp.tsr` : null,
-      log:
-        row.leaf_index === null || row.leaf_index === undefined
-          ? null
-          : { origin: this.#deps.log.origin, leafIndex: Number(row.leaf_index) },
-    };
+    const verified =
+      isKnownValid ||
+      this.#checks.isSignatureValid({
+        ...signedFields(row),
+        signature: row.signature,
+        keyId: row.key_id,
+        receipt: null,
+      });
+    return proofDocument(row, verified, this.#deps.log.origin);
   }
 }
 
@@ -363,33 +286,4 @@ interface Found {
 /** The answer to a proof id this service does not hold, the same on every route (docs/decisions.md §2). */
 export function proofNotFound(id: string): AppError {
   return new AppError('not_found', `No proof with id ${JSON.stringify(id)}`, { id });
-}
-
-/** Shared answers must not be changed by whoever reads them. */
-function deepFreeze<T extends object>(value: T): T {
-  for (const item of Object.values(value)) {
-    if (typeof item === 'object' && item !== null && !Object.isFrozen(item)) deepFreeze(item as object);
-  }
-  return Object.freeze(value);
-}
-
-function rowFromInsert(row: NewProofRow): ProofRow {
-  return { ...row, seq: 0, leaf_index: null } as ProofRow;
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(`s${seq}`, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const seq = /^s(\d{1,15})$/.exec(text)?.[1];
-  if (seq === undefined) {
-    throw new AppError('invalid_request', 'Invalid request: cursor is not one this service issued', {
-      errors: [
-        { location: 'querystring', path: '/cursor', message: 'is not a valid cursor', keyword: 'cursor' },
-      ],
-    });
-  }
-  return Number(seq);
 }

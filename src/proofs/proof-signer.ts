@@ -1,0 +1,73 @@
+import type { IdGenerator } from '../core/ids.ts';
+import { hmacSign, signingMessage } from '../core/proof-signature.ts';
+import { encodeReceipt } from '../core/receipt.ts';
+import { signHere, type SignFn } from '../core/signing.ts';
+import type { Keyring } from '../keys/keyring.ts';
+import type { Clock } from '../platform/clock.ts';
+import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
+import type { DescribedRequest, Principal } from './notarize-request.ts';
+import type { NotarizeBody } from './proof-schemas.ts';
+import type { NewProofRow } from './proofs-store.ts';
+
+export interface ProofSignerDeps {
+  keyring: Keyring;
+  tsa: Tsa;
+  ids: IdGenerator;
+  clock: Clock;
+  /** Makes the receipt's and the token's public-key signatures (on the request thread when absent). */
+  sign?: SignFn;
+}
+
+/**
+ * A new proof, ready to store: its id and time, the HMAC with the active key, the Ed25519 receipt and
+ * the RFC 3161 token's signature, all over the same fields (docs/verification.md). Not yet paid for.
+ */
+export async function signNewProof(
+  deps: ProofSignerDeps,
+  body: NotarizeBody,
+  principal: Principal,
+  request: DescribedRequest,
+  scope: string,
+): Promise<NewProofRow> {
+  const createdAt = deps.clock.now();
+  const key = deps.keyring.active;
+  const receiptKey = deps.keyring.activeReceiptKey;
+  const id = deps.ids.next('proof', createdAt);
+  const timestamp = new Date(createdAt).toISOString();
+  const signed = {
+    id,
+    timestamp,
+    contentHash: request.contentHash,
+    metadataHash: request.metadataHash,
+    label: body.label,
+  };
+  const sign = deps.sign ?? signHere;
+  const [receiptSignature, tokenSignature] = await Promise.all([
+    sign(null, Buffer.from(signingMessage(signed), 'utf8'), receiptKey.privateKey),
+    deps.tsa.signWith(proofTokenRequest(signed), sign),
+  ]);
+  return {
+    id,
+    created_at: createdAt,
+    content_hash: request.contentHash,
+    label: body.label,
+    label_folded: body.label.toLowerCase(),
+    metadata_hash: request.metadataHash,
+    metadata_keys: JSON.stringify(request.metadataKeys),
+    signature: hmacSign(key.keyObject, signed),
+    receipt: encodeReceipt(receiptSignature),
+    receipt_key_id: receiptKey.keyId,
+    tst_signature: tokenSignature.toString('base64'),
+    tst_key_id: deps.tsa.keyId,
+    key_id: key.keyId,
+    idempotency_scope: scope,
+    idempotency_key: body.idempotencyKey,
+    request_fingerprint: request.fingerprint,
+    account_id: principal.kind === 'account' ? principal.accountId : null,
+    created_via: principal.kind === 'account' ? 'api_key' : principal.kind === 'payer' ? 'x402' : 'demo',
+    payment_network: null,
+    payment_payer: null,
+    payment_transaction: null,
+    payment_amount: null,
+  };
+}
