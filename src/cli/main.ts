@@ -1,28 +1,21 @@
 #!/usr/bin/env node
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { signingMessage } from '../core/proof-signature.ts';
 import {
   createClient,
   hashFile,
   HashproofError,
-  verifyOffline,
   type HashproofClient,
   type Proof,
-  type Evidence,
   type PublicKeyEntry,
   type ManifestKey,
-  type OfflineCheck,
-  pinKeys,
 } from '../client/client.ts';
 import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
-
-const EXIT = { ok: 0, failed: 1, usage: 2, network: 3 } as const;
-
-class UsageError extends Error {}
+import { EXIT, print, UsageError } from './output.ts';
+import { verify } from './verify.ts';
 
 const HELP: Record<string, string> = {
   main: `hashproof: timestamped proofs of SHA-256 hashes
@@ -122,7 +115,7 @@ async function main(argv: string[]): Promise<number> {
     case 'stamp':
       return stamp(client, rest, values);
     case 'verify':
-      return verify(client, rest, values);
+      return verify(client, rest, values, () => keysOf(client));
     case 'show':
       return show(client, rest, values);
     case 'search':
@@ -152,73 +145,6 @@ async function stamp(client: HashproofClient, paths: string[], values: Values): 
   });
   if (values.json) print(JSON.stringify(results.length === 1 ? results[0] : results, null, 2));
   return EXIT.ok;
-}
-
-async function verify(client: HashproofClient, [file, proofFile]: string[], values: Values): Promise<number> {
-  if (file === undefined) throw new UsageError('verify needs a file');
-  const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
-    proof?: Proof;
-    keys?: PublicKeyEntry[];
-    evidence?: Evidence;
-  } & Proof;
-  const proof = document.proof ?? document;
-  // Trusted keys: the service's manifest (--online) or a copy kept apart from the proof (--keys);
-  // otherwise only the keys saved in the proof file, which a forger could have replaced along with it.
-  const manifest = values.online
-    ? await keysOf(client)
-    : values.keys !== undefined
-      ? readManifest(await readFile(values.keys, 'utf8'), values.keys)
-      : undefined;
-  let evidence = document.evidence ?? {};
-  let keysCheck: OfflineCheck = {
-    name: 'keys',
-    status: 'unavailable',
-    message:
-      'Taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
-  };
-  if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
-  const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
-  checks.push(keysCheck);
-  if (values.online) {
-    try {
-      // The service vouches for its stored proof; the file must be that proof, field for field.
-      const report = await client.verify(proof.id);
-      const stored = (await client.getProof(proof.id)).proof;
-      const matches =
-        report.verified &&
-        stored.signature === proof.signature &&
-        signingMessage(stored) === signingMessage(proof);
-      checks.splice(
-        checks.findIndex((c) => c.name === 'signature'),
-        1,
-        {
-          name: 'signature',
-          status: matches ? 'valid' : 'invalid',
-          message: matches ? 'The service confirms the signature' : 'The service does not confirm this proof',
-        },
-      );
-    } catch (error) {
-      if (error instanceof HashproofError && error.status === 404) {
-        checks.splice(
-          checks.findIndex((c) => c.name === 'signature'),
-          1,
-          {
-            name: 'signature',
-            status: 'invalid',
-            message: 'The service has no such proof',
-          },
-        );
-      } else throw error;
-    }
-  }
-  const isOk = checks.every((c) => c.status !== 'invalid');
-  if (values.json) print(JSON.stringify({ ok: isOk, proofId: proof.id, checks }, null, 2));
-  else
-    for (const c of checks)
-      print(
-        `${c.status === 'valid' ? 'ok  ' : c.status === 'invalid' ? 'FAIL' : 'skip'} ${c.name}: ${c.message}`,
-      );
-  return isOk ? EXIT.ok : EXIT.failed;
 }
 
 async function show(client: HashproofClient, [ref]: string[], values: Values): Promise<number> {
@@ -284,16 +210,6 @@ async function admin(
 }
 
 let cachedKeys: PublicKeyEntry[] | undefined;
-function readManifest(text: string, file: string): ManifestKey[] {
-  try {
-    const keys = (JSON.parse(text) as { keys?: unknown }).keys;
-    if (Array.isArray(keys)) return keys as ManifestKey[];
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`--keys ${file}: not a key manifest (a saved /.well-known/hashproof-keys.json)`);
-}
-
 async function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
   cachedKeys ??= (await client.keys()).keys;
   return cachedKeys;
@@ -335,10 +251,6 @@ function describe(proof: Proof): string {
     `verified    ${proof.verified}`,
     `signature   ${proof.signature} (key ${proof.keyId})`,
   ].join('\n');
-}
-
-function print(text: string): void {
-  process.stdout.write(text + '\n');
 }
 
 main(process.argv.slice(2)).then(

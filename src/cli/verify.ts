@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { signingMessage } from '../core/proof-signature.ts';
+import {
+  HashproofError,
+  pinKeys,
+  verifyOffline,
+  type Evidence,
+  type HashproofClient,
+  type ManifestKey,
+  type OfflineCheck,
+  type Proof,
+  type PublicKeyEntry,
+} from '../client/client.ts';
+import { EXIT, print, UsageError } from './output.ts';
+
+/**
+ * `hashproof verify <file> [proof.json]`: the checks of the one verifier on the proof file, with keys
+ * pinned by --keys (a saved manifest) or --online (the service's manifest, and the service's word on
+ * the HMAC signature).
+ */
+export async function verify(
+  client: HashproofClient,
+  [file, proofFile]: string[],
+  values: { online?: boolean; keys?: string; json?: boolean },
+  keysOf: () => Promise<ManifestKey[]>,
+): Promise<number> {
+  if (file === undefined) throw new UsageError('verify needs a file');
+  const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
+    proof?: Proof;
+    keys?: PublicKeyEntry[];
+    evidence?: Evidence;
+  } & Proof;
+  const proof = document.proof ?? document;
+  // Trusted keys: the service's manifest (--online) or a copy kept apart from the proof (--keys);
+  // otherwise only the keys saved in the proof file, which a forger could have replaced along with it.
+  const manifest = values.online
+    ? await keysOf()
+    : values.keys !== undefined
+      ? readManifest(await readFile(values.keys, 'utf8'), values.keys)
+      : undefined;
+  let evidence = document.evidence ?? {};
+  let keysCheck: OfflineCheck = {
+    name: 'keys',
+    status: 'unavailable',
+    message:
+      'Taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
+  };
+  if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
+  const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
+  checks.push(keysCheck);
+  if (values.online) {
+    try {
+      // The service vouches for its stored proof; the file must be that proof, field for field.
+      const report = await client.verify(proof.id);
+      const stored = (await client.getProof(proof.id)).proof;
+      const matches =
+        report.verified &&
+        stored.signature === proof.signature &&
+        signingMessage(stored) === signingMessage(proof);
+      checks.splice(
+        checks.findIndex((c) => c.name === 'signature'),
+        1,
+        {
+          name: 'signature',
+          status: matches ? 'valid' : 'invalid',
+          message: matches ? 'The service confirms the signature' : 'The service does not confirm this proof',
+        },
+      );
+    } catch (error) {
+      if (error instanceof HashproofError && error.status === 404) {
+        checks.splice(
+          checks.findIndex((c) => c.name === 'signature'),
+          1,
+          {
+            name: 'signature',
+            status: 'invalid',
+            message: 'The service has no such proof',
+          },
+        );
+      } else throw error;
+    }
+  }
+  const isOk = checks.every((c) => c.status !== 'invalid');
+  if (values.json) print(JSON.stringify({ ok: isOk, proofId: proof.id, checks }, null, 2));
+  else
+    for (const c of checks)
+      print(
+        `${c.status === 'valid' ? 'ok  ' : c.status === 'invalid' ? 'FAIL' : 'skip'} ${c.name}: ${c.message}`,
+      );
+  return isOk ? EXIT.ok : EXIT.failed;
+}
+
+function readManifest(text: string, file: string): ManifestKey[] {
+  try {
+    const keys = (JSON.parse(text) as { keys?: unknown }).keys;
+    if (Array.isArray(keys)) return keys as ManifestKey[];
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--keys ${file}: not a key manifest (a saved /.well-known/hashproof-keys.json)`);
+}
