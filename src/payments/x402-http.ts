@@ -3,12 +3,19 @@ import {
   decodePaymentRequiredHeader,
   decodePaymentSignatureHeader,
   encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
   FacilitatorResponseError,
   FacilitatorTimeoutError,
   type HTTPAdapter,
 } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
-import { SettleError, VerifyError, type PaymentPayload, type PaymentRequired } from '@x402/core/types';
+import {
+  SettleError,
+  VerifyError,
+  type PaymentPayload,
+  type PaymentRequired,
+  type SettleResponse,
+} from '@x402/core/types';
 import { AppError } from '../errors.ts';
 import { PAID_ROUTE, X402_VERSION } from './terms.ts';
 
@@ -138,4 +145,30 @@ export function describe(error: unknown): string {
 export function clip(text: string, max: number): string {
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length <= max ? oneLine : oneLine.slice(0, max - 1) + '…';
+}
+
+/** A settlement refused on chain, as the client is told of it (the facilitator's texts cut short). */
+export function failedSettlement(settled: SettleResponse): SettleResponse {
+  return {
+    success: false,
+    errorReason: clip(settled.errorReason ?? 'settlement_failed', FACILITATOR_TEXT_MAX),
+    errorMessage: clip(settled.errorMessage ?? settled.errorReason ?? '', FACILITATOR_TEXT_MAX),
+    transaction: settled.transaction,
+    network: settled.network,
+    ...(settled.payer ? { payer: settled.payer } : {}),
+  };
+}
+
+/** 402 for a refused settlement: nothing was charged, PAYMENT-RESPONSE says why, a new challenge follows. */
+export function settlementFailed(response: SettleResponse, challenge: PaymentRequired): AppError {
+  return new AppError(
+    'payment_required',
+    `The payment could not be settled: ${response.errorReason ?? ''}. Nothing was charged and no proof was made.`,
+    { ...challenge, settlement: response },
+    {
+      'PAYMENT-RESPONSE': encodePaymentResponseHeader(response),
+      'PAYMENT-REQUIRED': encodePaymentRequiredHeader(challenge),
+      'Cache-Control': 'no-store',
+    },
+  );
 }

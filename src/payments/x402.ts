@@ -1,19 +1,14 @@
 import type { FastifyRequest } from 'fastify';
-import {
-  encodePaymentRequiredHeader,
-  encodePaymentResponseHeader,
-  HTTPFacilitatorClient,
-  x402HTTPResourceServer,
-  type HTTPRequestContext,
-} from '@x402/core/http';
+import { HTTPFacilitatorClient, x402HTTPResourceServer, type HTTPRequestContext } from '@x402/core/http';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
-import { AppError } from '../errors.ts';
+import type { AppError } from '../errors.ts';
 import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { paidRoute } from './x402-route.ts';
 import {
   clip,
   decodeChallenge,
@@ -23,6 +18,8 @@ import {
   OutageAwareFacilitator,
   paymentRequiredError,
   requestAdapter,
+  settlementFailed,
+  failedSettlement,
   staticAdapter,
   unavailable,
 } from './x402-http.ts';
@@ -38,18 +35,6 @@ import {
 const MAX_TIMEOUT_SECONDS = 300;
 /** How far the payer's clock may be ahead of ours when it sets `validBefore`. */
 const CLOCK_SKEW_SECONDS = 30;
-
-const SERVICE_NAME = 'hashproof';
-const DESCRIPTION =
-  'Timestamped proof that a SHA-256 hash existed: signed (HMAC and Ed25519), logged in an append-only ' +
-  'Merkle log, with an RFC 3161 token. Send only the hash, a label and an idempotency key.';
-
-const EXAMPLE_BODY = {
-  contentHash: 'sha256:' + 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
-  label: 'build artifact v1.2.3',
-  metadata: { repo: 'example/app', commit: 'abc1234' },
-  idempotencyKey: 'build-1234',
-};
 
 /**
  * One request's x402 payment, as the proofs service takes it (its payment port): verify, then settle.
@@ -133,34 +118,12 @@ export class PaymentGate {
       .registerExtension(bazaarResourceServerExtension);
     const resourceUrl = config.publicBaseUrl + PAID_ROUTE.path;
     const http = new x402HTTPResourceServer(resourceServer, {
-      [`${PAID_ROUTE.method} ${PAID_ROUTE.path}`]: {
-        accepts: {
-          scheme: 'exact',
-          price: x402.price,
-          network: x402.network as `${string}:${string}`,
-          payTo: x402.payTo,
-          maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
-        },
-        resource: resourceUrl,
-        description: DESCRIPTION,
-        mimeType: 'application/json',
-        serviceName: SERVICE_NAME,
-        tags: ['timestamp', 'notary', 'proof', 'sha256', 'transparency-log'],
-        extensions: declareDiscoveryExtension({
-          bodyType: 'json',
-          input: EXAMPLE_BODY,
-          inputSchema: JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>,
-          output: {
-            example: {
-              ok: true,
-              mode: 'x402',
-              idempotentReplay: false,
-              proof: { id: 'proof_01JZ0000000000000000000000', contentHash: EXAMPLE_BODY.contentHash },
-              links: { proof: '/proof/proof_01JZ…', verify: '/api/verify/proofs/proof_01JZ…' },
-            },
-          },
-        }),
-      },
+      [`${PAID_ROUTE.method} ${PAID_ROUTE.path}`]: paidRoute(
+        x402,
+        resourceUrl,
+        MAX_TIMEOUT_SECONDS,
+        inputSchema,
+      ),
     });
     try {
       await http.initialize();
@@ -308,25 +271,8 @@ export class PaymentGate {
       throw unavailable('settle', error, attempt.authorization);
     }
     if (!settled.success) {
-      const response: SettleResponse = {
-        success: false,
-        errorReason: clip(settled.errorReason, FACILITATOR_TEXT_MAX),
-        errorMessage: clip(settled.errorMessage ?? settled.errorReason, FACILITATOR_TEXT_MAX),
-        transaction: settled.transaction,
-        network: settled.network,
-        ...(settled.payer ? { payer: settled.payer } : {}),
-      };
-      const challenge = this.#challenge(`settlement_failed: ${response.errorReason}`);
-      throw new AppError(
-        'payment_required',
-        `The payment could not be settled: ${response.errorReason}. Nothing was charged and no proof was made.`,
-        { ...challenge, settlement: response },
-        {
-          'PAYMENT-RESPONSE': encodePaymentResponseHeader(response),
-          'PAYMENT-REQUIRED': encodePaymentRequiredHeader(challenge),
-          'Cache-Control': 'no-store',
-        },
-      );
+      const response = failedSettlement(settled);
+      throw settlementFailed(response, this.#challenge(`settlement_failed: ${response.errorReason}`));
     }
     return {
       payment: {
