@@ -33,9 +33,9 @@ import { discoveryRoutes } from './payments/discovery.ts';
 import { logRoutes } from './log/log-routes.ts';
 import { tsaRoutes } from './tsa/tsa-routes.ts';
 
-export const BODY_LIMIT_BYTES = 128 * 1024;
+const BODY_LIMIT_BYTES = 128 * 1024;
 
-export interface BuildAppOptions {
+interface BuildAppOptions {
   /** Where log lines go (one JSON object per line); standard output when absent. */
   logStream?: { write(line: string): void };
   /** Called for every route as it is registered (tests check that /openapi.json covers them all). */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-export type PaymentMode = 'demo' | 'x402';
+type PaymentMode = 'demo' | 'x402';
 
 export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
@@ -16,7 +16,7 @@ export interface X402Config {
 }
 
 /** Coinbase's facilitator, the one that settles on Base mainnet (it needs a CDP API key). */
-export const CDP_FACILITATOR_URL = 'https://api.cdp.coinbase.com/platform/v2/x402';
+const CDP_FACILITATOR_URL = 'https://api.cdp.coinbase.com/platform/v2/x402';
 
 /**
  * The service's whole configuration, read once from the environment and frozen (docs/deploy.md,

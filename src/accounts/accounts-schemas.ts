@@ -6,7 +6,7 @@ const ShortText = (description: string) =>
 const DateTime = Type.String({ format: 'date-time' });
 const NullableDateTime = Type.Union([DateTime, Type.Null()]);
 
-export const SCOPES = ['proofs:write'] as const;
+const SCOPES = ['proofs:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const Account = Type.Object(

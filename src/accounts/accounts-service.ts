@@ -11,7 +11,7 @@ import type { AccountRow, ApiKeyRow } from './accounts-store.ts';
 const LAST_USED_INTERVAL_MS = 60_000;
 
 /** The one answer to any X-Service-Key that is not an active key. */
-export interface AccountsServiceDeps {
+interface AccountsServiceDeps {
   db: Db;
   ids: IdGenerator;
   clock: Clock;

@@ -17,7 +17,7 @@ export interface StampInput {
  * Shown for many files, or for one larger than 64 MiB, and only when standard error is a terminal:
  * piped, the command writes nothing but its plain result lines.
  */
-export interface StampProgress {
+interface StampProgress {
   /** A file starts hashing: returns the callback for `hashFile`. */
   hashing(input: StampInput): (bytes: number) => void;
   /** The file is hashed and its proof is being made. */

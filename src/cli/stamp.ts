@@ -10,7 +10,7 @@ import {
 } from '../client/client.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 
-export interface StampOptions {
+interface StampOptions {
   label?: string;
   metadata?: Record<string, string>;
   /** Where the single file's proof document goes, instead of `<file>.proof.json`. */
@@ -22,7 +22,7 @@ export interface StampOptions {
   print: (line: string) => void;
 }
 
-export interface StampResult {
+interface StampResult {
   file: string;
   proofFile: string | null;
   idempotentReplay: boolean;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 
-export const SHA256_PREFIX = 'sha256:';
+const SHA256_PREFIX = 'sha256:';
 const CONTENT_HASH_PATTERN = /^sha256:[a-fA-F0-9]{64}$/;
 
 export function sha256Hex(data: string | Uint8Array): string {

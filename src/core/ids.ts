@@ -4,7 +4,7 @@ const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const PROOF_ID_PATTERN = new RegExp(`^proof_${ULID}$`);
 
 /** Identifier prefixes: one per resource, so an id says what it names. */
-export type IdPrefix = 'proof' | 'acct' | 'key' | 'wh' | 'evt' | 'task' | 'dlv';
+type IdPrefix = 'proof' | 'acct' | 'key' | 'wh' | 'evt' | 'task' | 'dlv';
 
 export interface IdGenerator {
   /** A new id `<prefix>_<ULID>`; ids made by one generator sort by creation time, even within a millisecond. */
@@ -36,8 +36,6 @@ function pooledRandom(): () => number {
 export function isProofId(value: string): boolean {
   return PROOF_ID_PATTERN.test(value);
 }
-
-export const ULID_PATTERN_SOURCE = ULID;
 
 /**
  * Whether `value` could be an id this service issued (letters, digits and `_`). Anything else cannot

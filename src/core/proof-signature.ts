@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 
-export const HMAC_SIGNATURE_PREFIX = 'hmac-sha256:';
+const HMAC_SIGNATURE_PREFIX = 'hmac-sha256:';
 
 /** The fields a proof signs (docs/api.md, "Proofs"). */
 export interface SignedProofFields {

@@ -1,6 +1,6 @@
 import { createHash, sign, verify, type KeyObject } from 'node:crypto';
 
-export const RECEIPT_PREFIX = 'ed25519:';
+const RECEIPT_PREFIX = 'ed25519:';
 
 /**
  * The public-key receipt of a proof: `ed25519:` + base64 Ed25519 signature over the same canonical

@@ -15,7 +15,7 @@ export interface NoteVerifier {
 }
 
 /** C2SP signed-note: key id = the first 4 bytes of SHA-256(name || 0x0A || 0x01 || public key). */
-export function noteKeyId(name: string, rawPublicKey: Uint8Array): Buffer {
+function noteKeyId(name: string, rawPublicKey: Uint8Array): Buffer {
   return createHash('sha256')
     .update(name)
     .update('\n')

@@ -2,7 +2,7 @@
  * The C2SP tlog-proof file (https://c2sp.org/tlog-proof): a header line, the leaf index, the inclusion
  * proof's hashes in base64, a blank line, then the signed checkpoint the proof leads to.
  */
-export interface TlogProof {
+interface TlogProof {
   leafIndex: number;
   hashes: Uint8Array[];
   /** The checkpoint as a C2SP signed note, verbatim. */

@@ -21,7 +21,7 @@ export type Fsync = (fd: number) => Promise<void>;
 const fsyncAsync: Fsync = (fd) =>
   new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 
-export interface NodeSqliteDialectOptions {
+interface NodeSqliteDialectOptions {
   /** The database file (`:memory:` has nothing to sync). */
   file: string;
   /** Prepared statements kept, by SQL text (the queries are few and fixed). */

@@ -37,13 +37,13 @@ export interface ProofsTable {
 }
 
 /** Every complete subtree of the log's Merkle tree: level 0 holds leaf hashes (base64). */
-export interface LogNodesTable {
+interface LogNodesTable {
   level: number;
   idx: number;
   hash: string;
 }
 
-export interface LogCheckpointsTable {
+interface LogCheckpointsTable {
   tree_size: number;
   root_hash: string;
   /** The C2SP signed note, verbatim. */
@@ -52,7 +52,7 @@ export interface LogCheckpointsTable {
 }
 
 /** One row (id 1): the size of the latest signed tree, advanced by compare-and-swap. */
-export interface LogHeadTable {
+interface LogHeadTable {
   id: number;
   tree_size: number;
   /** The log's name, fixed when the log is first opened. */
@@ -139,7 +139,7 @@ export interface WebhookDeliveriesTable {
 }
 
 /** Proofs made per UTC day and way of creation (migration 0008), kept in step by `insertProofs`. */
-export interface ProofCountsTable {
+interface ProofCountsTable {
   /** Days since the epoch (UTC). */
   day: number;
   created_via: string;

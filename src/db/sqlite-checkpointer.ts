@@ -7,7 +7,7 @@ import { attachToWorkerHost } from '../platform/worker-host.ts';
  * `wal_autocheckpoint = 0`; meanwhile SQLite's PASSIVE checkpoint goes as far as readers allow without
  * blocking anyone, and the next write starts the log over once everything in it is copied.
  */
-export interface Checkpointer {
+interface Checkpointer {
   /** Runs a last checkpoint and closes the thread's connection. */
   stop(): Promise<void>;
   /** The id of the thread that checkpoints (shared with the other background work). */

@@ -19,7 +19,7 @@ export interface ApiKeyPrincipal {
 }
 
 /** Whoever knows the API keys (the accounts service): a key's principal, or `refusedApiKey()` thrown. */
-export interface ApiKeyAuthenticator {
+interface ApiKeyAuthenticator {
   authenticate(raw: string): Promise<ApiKeyPrincipal>;
 }
 

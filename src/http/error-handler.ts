@@ -42,7 +42,7 @@ const BY_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Turns anything thrown into the AppError a client may see. Nothing internal leaks from a 5xx. */
-export function toAppError(error: unknown): AppError {
+function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (fastifyError.validation) {
@@ -78,7 +78,7 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_error', 'An internal error occurred');
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const appError = toAppError(error);
   if (appError.statusCode >= 500) {
     request.log.error({ err: error, code: appError.code }, 'request failed');

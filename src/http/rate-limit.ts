@@ -12,7 +12,7 @@ declare module 'fastify' {
   }
 }
 
-export interface RateLimitOptions {
+interface RateLimitOptions {
   max: number;
   /** Requests of one client handled at once (`ClientTurns`); the others wait their turn. */
   maxInFlight?: number;

@@ -21,7 +21,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
-export interface FieldError {
+interface FieldError {
   location: string;
   path: string;
   message: string;

@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import path from 'node:path';
 
 /** One HMAC signing key. The secret never leaves the process: not in a response, log or event. */
-export interface HmacKey {
+interface HmacKey {
   keyId: string;
   secret: Buffer;
   /** The same secret as a KeyObject, imported once for fast signing. */
@@ -21,7 +21,7 @@ export interface HmacKey {
 }
 
 /** One Ed25519 receipt key; its public half is published with its validity window. */
-export interface ReceiptKey {
+interface ReceiptKey {
   keyId: string;
   privateKey: KeyObject;
   publicKey: KeyObject;
@@ -252,7 +252,7 @@ function openLogKey(dir: string): LogKey {
 }
 
 /** A public name for a secret key: a hash of it, so the id reveals nothing usable. */
-export function hmacKeyId(secret: Uint8Array): string {
+function hmacKeyId(secret: Uint8Array): string {
   return (
     'hmac-' + createHash('sha256').update('hashproof/hmac-key-id\n').update(secret).digest('hex').slice(0, 16)
   );

@@ -24,7 +24,7 @@ import {
 /** Builders of the agents' documents: /api/capabilities, /api/quickstart, /api/actions (docs/pages.md). */
 
 /** The example request used by the quickstart, the action catalog and the pages: a real hash of real text. */
-export function exampleRequest(): { contentHash: string; label: string; idempotencyKey: string } {
+function exampleRequest(): { contentHash: string; label: string; idempotencyKey: string } {
   return {
     contentHash: `sha256:${sha256Hex('hello world')}`,
     label: 'hello world',

@@ -1,6 +1,6 @@
 import { escapeHtml } from './html.ts';
 
-export type BadgeState = 'verified' | 'invalid' | 'not_found';
+type BadgeState = 'verified' | 'invalid' | 'not_found';
 
 const COLORS: Record<BadgeState, string> = {
   verified: '#15803d',
@@ -15,7 +15,7 @@ const PADDING = 6;
  * Width of a text in Verdana 11px, close enough to size the badge; `textLength` then makes every renderer
  * draw the text at exactly that width, whatever font it falls back to.
  */
-export function textWidth(text: string): number {
+function textWidth(text: string): number {
   let width = 0;
   for (const c of text) {
     if (/[iIl.:,;|!' ]/.test(c)) width += 3.9;
@@ -27,7 +27,7 @@ export function textWidth(text: string): number {
   return Math.ceil(width);
 }
 
-export interface BadgeOptions {
+interface BadgeOptions {
   state: BadgeState;
   /** The right-hand text: `verified 2026-11-22`, `signature invalid`, `not found`. */
   message: string;

@@ -9,12 +9,12 @@ import { priceSentence, SITE_PAGES } from './offering.ts';
 import { securityContact } from './service-documents.ts';
 
 /** How many proof pages the sitemap lists, newest first (one file holds at most 50,000 URLs). */
-export const SITEMAP_PROOF_COUNT = 1000;
+const SITEMAP_PROOF_COUNT = 1000;
 /** security.txt expires this long after it is served (RFC 9116 §2.5.5: less than a year). */
-export const SECURITY_TXT_LIFETIME_DAYS = 180;
+const SECURITY_TXT_LIFETIME_DAYS = 180;
 
 /** /llms.txt in the llmstxt.org format: H1, blockquote, plain paragraphs, then H2 sections of links. */
-export function renderLlmsTxt(facts: Facts): string {
+function renderLlmsTxt(facts: Facts): string {
   const links = documentLinks(facts);
   const { limits, terms } = facts;
   const item = (name: string, url: string, notes: string) => `- [${name}](${url}): ${notes}`;
@@ -77,7 +77,7 @@ export function renderLlmsTxt(facts: Facts): string {
   return lines.join('\n') + '\n';
 }
 
-export function renderRobotsTxt(facts: Facts): string {
+function renderRobotsTxt(facts: Facts): string {
   return [
     'User-agent: *',
     'Allow: /',
@@ -89,7 +89,7 @@ export function renderRobotsTxt(facts: Facts): string {
 }
 
 /** sitemaps.org 0.9: the public pages, then the newest proof pages with their creation time. */
-export function renderSitemap(facts: Facts, proofs: ProofHeadline[]): string {
+function renderSitemap(facts: Facts, proofs: ProofHeadline[]): string {
   const url = (loc: string, lastmod?: string) =>
     `<url><loc>${escapeHtml(loc)}</loc>${lastmod ? `<lastmod>${escapeHtml(lastmod)}</lastmod>` : ''}</url>`;
   return [
@@ -103,7 +103,7 @@ export function renderSitemap(facts: Facts, proofs: ProofHeadline[]): string {
 }
 
 /** RFC 9116, with Expires computed when served so the file never goes stale. */
-export function renderSecurityTxt(facts: Facts): string {
+function renderSecurityTxt(facts: Facts): string {
   const expires = new Date(facts.ctx.clock.now() + SECURITY_TXT_LIFETIME_DAYS * 86_400_000);
   return [
     `Contact: ${securityContact(facts.ctx.config)}`,

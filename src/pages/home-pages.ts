@@ -25,7 +25,7 @@ export function proofList(
   </ol>`;
 }
 
-export function shortHash(hash: string): string {
+function shortHash(hash: string): string {
   return `${hash.slice(0, 19)}…${hash.slice(-6)}`;
 }
 

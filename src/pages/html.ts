@@ -28,8 +28,7 @@ export class SafeHtml {
   }
 }
 
-export type Interpolation =
-  SafeHtml | string | number | boolean | null | undefined | readonly Interpolation[];
+type Interpolation = SafeHtml | string | number | boolean | null | undefined | readonly Interpolation[];
 
 function render(value: Interpolation): string {
   if (value === null || value === undefined || value === false || value === true) return '';

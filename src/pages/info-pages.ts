@@ -21,7 +21,7 @@ const DOCUMENT_NOTES: Record<string, string> = {
 };
 
 /** The x402 terms as a definition list, or the demo-mode sentence. */
-export function paymentTermsList(facts: Facts): SafeHtml {
+function paymentTermsList(facts: Facts): SafeHtml {
   const { terms } = facts;
   if (!terms.required) {
     return html`<p>

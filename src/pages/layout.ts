@@ -5,7 +5,7 @@ import { SCRIPT, STYLESHEET } from './assets.ts';
 import { html, trusted, type SafeHtml } from './html.ts';
 import { absoluteUrl, SITE_PAGES } from './offering.ts';
 
-export interface PageOptions {
+interface PageOptions {
   /** The path of this page; its canonical and Open Graph URL is built from PUBLIC_BASE_URL. */
   path: string;
   /** The page's own title; " · hashproof" is added unless it already names the service. */

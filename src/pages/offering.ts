@@ -11,7 +11,7 @@ import type { Limits as LimitsSchema, PaymentTerms } from './document-schemas.ts
 
 /** The payment terms of the proof operation not taken from the configuration (docs/decisions.md §8). */
 export const X402_VERSION = 2;
-export const X402_SCHEME = 'exact';
+const X402_SCHEME = 'exact';
 
 /** Names of the CAIP-2 networks an operator is likely to set; any other id is shown as it is. */
 const NETWORK_NAMES: Record<string, string> = {
@@ -91,7 +91,7 @@ export function absoluteUrl(config: Config, path: string): string {
   return config.publicBaseUrl + path;
 }
 
-export interface SitePage {
+interface SitePage {
   path: string;
   /** The name in navigation and link lists. */
   name: string;

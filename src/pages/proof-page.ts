@@ -7,7 +7,7 @@ import { absoluteUrl } from './offering.ts';
 import { DOES_NOT_PROVE, PROVES } from './service-documents.ts';
 
 /** A value with a copy button (the button appears only when the script runs). */
-export function copyable(id: string, value: string, className = 'hash'): SafeHtml {
+function copyable(id: string, value: string, className = 'hash'): SafeHtml {
   return html`<span class="copyable"
     ><code id="${id}" class="${className}">${value}</code
     ><button type="button" class="copy" data-copy="${id}" hidden>Copy</button></span
@@ -58,7 +58,7 @@ function logEntry(proof: Proof, inclusion: PageInclusion | undefined): SafeHtml 
     ${inclusionDetails(inclusion)}`;
 }
 
-export function badgeSnippets(config: Config, id: string): { markdown: string; html: string } {
+function badgeSnippets(config: Config, id: string): { markdown: string; html: string } {
   const page = absoluteUrl(config, `/proof/${id}`);
   const badge = absoluteUrl(config, `/proof/${id}/badge.svg`);
   return {

@@ -4,7 +4,7 @@ import { html } from './html.ts';
 import { proofList } from './home-pages.ts';
 import { renderPage } from './layout.ts';
 
-export interface ProofsListView {
+interface ProofsListView {
   /** The search text as typed; empty for the recent list. */
   q: string;
   proofs: Proof[];

@@ -91,7 +91,7 @@ export function buildTrust(
   };
 }
 
-export interface RuntimeState {
+interface RuntimeState {
   startedAtMs: number;
   isDatabaseUp: boolean;
   totals: { total: number; latestAt: string | null } | null;

@@ -40,19 +40,19 @@ const CLOCK_SKEW_SECONDS = 30;
  * One request's x402 payment, as the proofs service takes it (its payment port): verify, then settle.
  * Once settled, `settledHeaders` holds the PAYMENT-RESPONSE header the route sends with its answer.
  */
-export interface RequestPayment extends Payment {
+interface RequestPayment extends Payment {
   readonly settledHeaders: Record<string, string> | undefined;
 }
 
 /** A payment the facilitator verified, waiting for its proof to be prepared before it is settled. */
-export interface VerifiedPayment {
+interface VerifiedPayment {
   payload: PaymentPayload;
   requirements: PaymentRequirements;
   extensions: Record<string, unknown> | undefined;
 }
 
 /** What a paid request carries from the gate (headers) to the handler (after body validation). */
-export interface PaymentAttempt {
+interface PaymentAttempt {
   payload: PaymentPayload;
   /** The authorization the payload carries, as the header claims it (the facilitator verifies it). */
   authorization: PaymentAuthorization;

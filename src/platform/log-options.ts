@@ -1,7 +1,7 @@
 import type { LoggerOptions } from 'pino';
 
 /** Headers that carry secrets: never written to a log line. */
-export const REDACTED_HEADERS = [
+const REDACTED_HEADERS = [
   'x-service-admin-key',
   'x-service-key',
   'authorization',
@@ -19,7 +19,7 @@ const MAX_DEPTH = 3;
  * the raw bytes of the request (`rawPacket`, credentials included), database and HTTP client errors the
  * query, its parameters or the request they failed on.
  */
-export function serializeError(value: unknown, depth = 0): unknown {
+function serializeError(value: unknown, depth = 0): unknown {
   if (!(value instanceof Error)) {
     return typeof value === 'object' && value !== null
       ? { type: value.constructor?.name ?? 'Object' }

@@ -1,6 +1,6 @@
 import { writeSync, writevSync } from 'node:fs';
 
-export interface LogOutputOptions {
+interface LogOutputOptions {
   /** Characters gathered before a write. */
   batchChars?: number;
   /** The longest a line waits before it is written. */

@@ -5,7 +5,7 @@ import type { NotarizeBody } from './proof-schemas.ts';
 
 export const METADATA_MAX_BYTES = 8192;
 /** Deeper metadata is refused before anything recursive (serialization, hashing) walks it. */
-export const METADATA_MAX_DEPTH = 32;
+const METADATA_MAX_DEPTH = 32;
 
 /** Who asks for a proof: decides the idempotency scope and what the proof records (docs/api.md, "Idempotency"). */
 export type Principal =

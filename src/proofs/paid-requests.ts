@@ -10,7 +10,7 @@ import type { ProofRow } from './proofs-store.ts';
 const PAID_PROOF_POLL_MS = 50;
 
 /** One paid request, as the proofs service hands it over. */
-export interface PaidRequest<T> {
+interface PaidRequest<T> {
   scope: string;
   key: string;
   payment: Payment;

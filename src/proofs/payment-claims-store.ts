@@ -9,9 +9,9 @@ export type AuthorizationRow = Selectable<PaymentAuthorizationsTable>;
  * A settling claim whose authorization expired this long ago frees its idempotency key: past
  * `validBefore` the token contract refuses the transfer, so that payment can no longer land.
  */
-export const EXPIRED_CLAIM_GRACE_MS = 60_000;
+const EXPIRED_CLAIM_GRACE_MS = 60_000;
 
-export type ClaimResult =
+type ClaimResult =
   | { kind: 'claimed' }
   /** This authorization was taken before (by this request's key or by another). */
   | { kind: 'taken'; row: AuthorizationRow }

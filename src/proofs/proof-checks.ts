@@ -16,7 +16,7 @@ import type { Proof } from './proof-schemas.ts';
 /** Check results kept (oldest dropped first): about 4 MB at most. */
 const CHECK_CACHE_SIZE = 10_000;
 
-export interface ProofChecksDeps {
+interface ProofChecksDeps {
   keyring: Keyring;
   tsa: Tsa;
   log: Pick<LogService, 'inclusion' | 'verifierKey'>;

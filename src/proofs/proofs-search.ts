@@ -11,13 +11,13 @@ import type { ProofFilter } from './proofs-store.ts';
  * by one cost about 0.2 µs each when SQLite's pages are in memory and up to 9 µs when they are not
  * (4,096 of them took 36 ms): the first window is small and grows while windows stay cheap.
  */
-export const SEARCH_DEFAULTS = { windowRows: 256, budgetMs: 25, maxWaiting: 64 };
+const SEARCH_DEFAULTS = { windowRows: 256, budgetMs: 25, maxWaiting: 64 };
 export type SearchBounds = typeof SEARCH_DEFAULTS;
 /** A window is sized to take about this long: the longest the event loop waits for one. */
 const WINDOW_TARGET_MS = 2;
 const MAX_WINDOW_ROWS = 1 << 20;
 
-export interface SearchResult {
+interface SearchResult {
   /** Up to `limit + 1` matches, newest first. */
   found: { seq: number; id: string }[];
   /**

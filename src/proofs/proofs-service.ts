@@ -22,13 +22,13 @@ import { signNewProof, type ProofSignerDeps } from './proof-signer.ts';
 import type { LogService } from '../log/log-service.ts';
 import type { VerificationReport } from '../verify/proof-verifier.ts';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 /** Sequenced proofs kept for reads (oldest dropped first): about 10 MB at most. */
 const PROOF_CACHE_SIZE = 10_000;
 
 export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
 
-export interface NotarizeOptions {
+interface NotarizeOptions {
   /** The payment of a paid request: verified first, settled once the proof is prepared. */
   payment?: Payment;
 }
@@ -38,7 +38,7 @@ export interface NotarizeResult {
   isReplay: boolean;
 }
 
-export interface VerifyResult {
+interface VerifyResult {
   proof: Proof;
   report: VerificationReport;
 }

@@ -7,9 +7,9 @@ export const CREATED_VIA = ['demo', 'x402', 'api_key'] as const;
 export type CreatedVia = (typeof CREATED_VIA)[number];
 
 /** How many UTC days the dashboard's activity chart covers, today included. */
-export const ACTIVITY_DAYS = 14;
+const ACTIVITY_DAYS = 14;
 /** How many proofs the dashboard lists as recent activity. */
-export const RECENT_COUNT = 10;
+const RECENT_COUNT = 10;
 
 export interface ProofHeadline {
   id: string;

@@ -13,7 +13,7 @@ import { verifyTimestampToken } from './timestamp-token.ts';
  * docs/verification.md explains each check for a reader who wants to do it by hand.
  */
 
-export type CheckStatus = 'valid' | 'invalid' | 'unavailable';
+type CheckStatus = 'valid' | 'invalid' | 'unavailable';
 
 export interface Check {
   status: CheckStatus;
@@ -28,7 +28,7 @@ export interface VerifiableProof extends SignedProofFields {
 }
 
 /** A receipt key as the key manifest publishes it: its public half and its validity window. */
-export interface TrustedReceiptKey {
+interface TrustedReceiptKey {
   keyId: string;
   /** A KeyObject, or the base64 DER SubjectPublicKeyInfo of the manifest. */
   publicKey: KeyObject | string;

@@ -20,7 +20,7 @@ function refused(host: string, address: string): NodeJS.ErrnoException {
 }
 
 /** Resolves a name with `resolve` and fails unless every address it has is public, not only the first. */
-export function publicOnlyLookup(resolve: LookupFunction): LookupFunction {
+function publicOnlyLookup(resolve: LookupFunction): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (error, found, family) => {
       if (error) return callback(error, '');

@@ -9,11 +9,9 @@ import * as store from './webhooks-store.ts';
 import type { DeliveryRow, TaskRow } from './webhooks-store.ts';
 
 /** Waits after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Svix's schedule); then the task fails. */
-export const DEFAULT_RETRY_SCHEDULE_MS = [
-  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
-];
+const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
-export interface DispatcherOptions {
+interface DispatcherOptions {
   db: Db;
   engine: 'sqlite' | 'postgres';
   clock: Clock;

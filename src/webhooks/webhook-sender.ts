@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { SERVICE_VERSION } from '../version.ts';
 import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from './public-agent.ts';
 
-export interface SendResult {
+interface SendResult {
   /** The HTTP status, or null when no answer came (refused, timed out, blocked). */
   responseStatus: number | null;
   durationMs: number;
@@ -15,7 +15,7 @@ export interface SendResult {
   retryAfterSeconds: number | null;
 }
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
   body: string;

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 
-export const EVENT_TYPES = ['proof.created', 'webhook.test'] as const;
+const EVENT_TYPES = ['proof.created', 'webhook.test'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const DateTime = Type.String({ format: 'date-time' });

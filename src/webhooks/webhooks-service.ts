@@ -13,7 +13,7 @@ import type { DeliveryRow, TaskRow, WebhookRow } from './webhooks-store.ts';
 
 const RECENT_DELIVERIES = 20;
 
-export interface WebhooksServiceDeps {
+interface WebhooksServiceDeps {
   db: Db;
   ids: IdGenerator;
   clock: Clock;

@@ -11,7 +11,7 @@ import type {
 export type WebhookRow = Selectable<WebhooksTable>;
 export type TaskRow = Selectable<WebhookTasksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type EventRow = Selectable<WebhookEventsTable>;
+type EventRow = Selectable<WebhookEventsTable>;
 
 export async function insertWebhook(db: Db, row: Insertable<WebhooksTable>): Promise<void> {
   await db.insertInto('webhooks').values(row).execute();
