@@ -1,4 +1,5 @@
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { isProofId } from '../core/ids.ts';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
 import { verifyReceipt } from '../core/receipt.ts';
@@ -80,7 +81,6 @@ export interface VerificationReport {
   };
 }
 
-const PROOF_ID = /^proof_[0-9A-HJKMNP-TV-Z]{26}$/;
 const HMAC_SIGNATURE = /^hmac-sha256:[0-9a-f]{64}$/;
 const noMemo: Memo = (_key, compute) => compute();
 
@@ -116,9 +116,7 @@ const unavailable = (message: string): Check => ({ status: 'unavailable', messag
 
 function formatCheck(proof: VerifiableProof): Check {
   let isWellFormed =
-    PROOF_ID.test(proof.id) &&
-    !Number.isNaN(Date.parse(proof.timestamp)) &&
-    HMAC_SIGNATURE.test(proof.signature);
+    isProofId(proof.id) && !Number.isNaN(Date.parse(proof.timestamp)) && HMAC_SIGNATURE.test(proof.signature);
   try {
     signingMessage(proof);
   } catch {
