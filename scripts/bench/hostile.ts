@@ -22,11 +22,9 @@
  * Linux accepts any 127.x source address on the loopback interface, so the two clients count as two
  * addresses. Every request goes to the loopback interface, and every loop ends by itself.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { loadConfig } from '../../src/config.ts';
@@ -34,10 +32,17 @@ import { metadataHash, sha256Hex } from '../../src/core/hashing.ts';
 import { tileIndexPath } from '../../src/core/merkle-tree.ts';
 import { TILE_WIDTH } from '../../src/log/log-service.ts';
 import { TSA_QUERY_MAX_BYTES } from '../../src/tsa/tsa-routes.ts';
-import { freePort, startProcess, waitForLogSize, waitForOk } from './run.ts';
+import { describeMachine } from './lib/machine.ts';
+import {
+  benchEnvironment,
+  freePort,
+  sleep,
+  startService,
+  waitForLogSize,
+  type RunningService,
+} from './lib/service.ts';
+import { percentile } from './lib/stats.ts';
 import { SEED_METADATA, seed, seedHash } from './seed.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** The measuring client's source address; the service listens on it too. */
 export const CLIENT_ADDRESS = '127.0.0.1';
@@ -371,8 +376,6 @@ function send(target: Target, request: AttackRequest, keepBody = false): Promise
   });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
 /**
  * Calls `fire` every `intervalMs` until `durationMs` have passed, without waiting for earlier calls (a
  * stalled service then shows in every request sent meanwhile, not in one), and waits for all of them.
@@ -439,12 +442,6 @@ export interface HostileReport {
   client: { health: ClientFigures; get: ClientFigures };
   goals: GoalResult[];
   attacker: { sent: number; served: number; limited: number; routes: AttackRouteStats[] };
-}
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
 
 class Recorder {
@@ -587,14 +584,10 @@ export interface HostileOptions {
 
 export async function runHostileBenchmark(options: HostileOptions): Promise<HostileReport> {
   const log = options.log ?? (() => {});
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-hostile-'));
-  const databaseUrl =
-    options.database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : options.database;
+  const directory = benchEnvironment('hashproof-hostile-', options.database);
   const port = await freePort();
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
-    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
-    PAYMENT_MODE: 'demo',
+  const env = {
+    ...directory.env,
     PORT: String(port),
     // Empty is unset: the service's default limit, whatever this shell's environment says.
     RATE_LIMIT_MAX: '',
@@ -602,27 +595,19 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
   };
   const { rateLimit } = loadConfig({ ...process.env, ...env });
   if (rateLimit.max === 0) throw new Error('the rate limit is off');
-  const children: ChildProcess[] = [];
+  let service: RunningService | undefined;
   const clientAgent = new http.Agent({ keepAlive: true });
   const client: Target = { port, localAddress: CLIENT_ADDRESS, agent: clientAgent };
   let attacker: Awaited<ReturnType<typeof startAttacker>> | undefined;
   try {
     log(`seeding ${options.proofs} proofs`);
     const ids = await seed({ ...process.env, ...env }, options.proofs, log);
-    const service = `http://127.0.0.1:${port}`;
-    const started = performance.now();
-    const child = startProcess(path.join(ROOT, 'src/main.ts'), env);
-    children.push(child);
-    const exited = new Promise<never>((_resolve, reject) =>
-      child.once('exit', (code) => reject(new Error(`the service exited (${code})`))),
-    );
-    exited.catch(() => {});
-    await Promise.race([waitForOk(`${service}/health`), exited]);
-    const startupMs = performance.now() - started;
+    service = await startService(env);
+    const { startupMs } = service;
     log(`service up in ${Math.round(startupMs)} ms; waiting for ${options.proofs} proofs in the log`);
     await within(
       LOG_WAIT_MS,
-      Promise.race([waitForLogSize(service, options.proofs), exited]),
+      Promise.race([waitForLogSize(service.url, options.proofs), service.exited]),
       'the seeded proofs did not enter the log in time',
     );
 
@@ -691,7 +676,7 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
     const errors = routes.reduce((sum, route) => sum + (route.statuses.error ?? 0), 0);
     return {
       date: new Date().toISOString(),
-      machine: `${os.availableParallelism()} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+      machine: describeMachine(os.availableParallelism()),
       options: {
         proofs: options.proofs,
         durationSeconds: options.durationSeconds,
@@ -724,8 +709,8 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
   } finally {
     await attacker?.stop();
     clientAgent.destroy();
-    for (const child of children) child.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
+    service?.process.kill('SIGTERM');
+    directory.remove();
   }
 }
 

@@ -1,14 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { describeMachine, peakRssMb } from './lib/machine.ts';
+import {
+  benchEnvironment,
+  freePort,
+  startProcess,
+  startService,
+  waitForLogSize,
+  waitForOk,
+} from './lib/service.ts';
+import { valueAt } from './lib/stats.ts';
 import { seed, seedHash, seedLabel } from './seed.ts';
-import { SERVICE_NODE_FLAGS } from '../../src/platform/node-flags.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 export interface BenchOptions {
   durationSeconds: number;
@@ -46,50 +50,6 @@ export interface BenchReport {
   machine: string;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** Starts a server script with the service's Node flags (the baseline gets the same). */
-export function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, script], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-export async function waitForOk(url: string, init?: RequestInit): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(url, init)).status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-/** Waits until the service's log checkpoint covers `size` entries. */
-export async function waitForLogSize(service: string, size: number): Promise<void> {
-  for (;;) {
-    const res = await fetch(`${service}/log/checkpoint`);
-    if (res.status === 200 && Number((await res.text()).split('\n')[1]) >= size) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** The peak resident set of a process so far (Linux VmHWM), in MB. */
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
-}
-
 function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(opts, (error, result) =>
@@ -116,34 +76,21 @@ const PER_CONNECTION = new Set(['connection', 'keep-alive', 'date', 'content-len
 
 export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
   const log = options.log ?? (() => {});
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-bench-'));
-  const databaseUrl =
-    options.database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : options.database;
-  const env = {
-    DATABASE_URL: databaseUrl,
-    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
-    RATE_LIMIT_MAX: '0',
-    PAYMENT_MODE: 'demo',
-  };
+  const directory = benchEnvironment('hashproof-bench-', options.database);
+  const env = { ...directory.env, RATE_LIMIT_MAX: '0' };
   const children: ChildProcess[] = [];
   try {
     log(`seeding ${options.proofs} proofs`);
     const seededIds = await seed({ ...process.env, ...env }, options.proofs);
 
     const [servicePort, barePort] = [await freePort(), await freePort()];
-    const service = `http://127.0.0.1:${servicePort}`;
     const bare = `http://127.0.0.1:${barePort}`;
-    const started = performance.now();
-    const serviceProcess = startProcess(path.join(ROOT, 'src/main.ts'), {
-      ...env,
-      PORT: String(servicePort),
-    });
-    children.push(serviceProcess);
-    await waitForOk(`${service}/health`);
-    const startupMs = performance.now() - started;
+    const started = await startService({ ...env, PORT: String(servicePort) });
+    children.push(started.process);
+    const service = started.url;
     // The seeded proofs enter the transparency log first, so its sequencer is idle during the runs.
     await waitForLogSize(service, options.proofs);
-    children.push(startProcess(path.join(ROOT, 'scripts/bench/bare-server.ts'), { PORT: String(barePort) }));
+    children.push(startProcess('scripts/bench/bare-server.ts', { PORT: String(barePort) }));
     await waitForOk(`${bare}/api/proof/notarize`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -270,17 +217,16 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           (rounds > 1 ? ` (median of ${pairs.map((pair) => pair.ratio.toFixed(2)).join(', ')})` : ''),
       );
     }
-    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     return {
       options: { ...options, rounds },
       results,
-      startupMs,
-      peakRssMb: peakRssMb(serviceProcess.pid ?? 0),
-      machine: `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+      startupMs: started.startupMs,
+      peakRssMb: peakRssMb(started.process.pid ?? 0),
+      machine: describeMachine(os.cpus().length),
     };
   } finally {
     for (const child of children) child.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
+    directory.remove();
   }
 }
 
@@ -301,7 +247,7 @@ async function alone(url: string): Promise<number> {
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  return times[times.length >> 1] ?? NaN;
+  return valueAt(times, 0.5) ?? NaN;
 }
 
 /** The request fields of a stored proof, so the replay benchmark sends exactly the same request. */
