@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ATTACKS, formatHostileReport, runHostileBenchmark } from './hostile.ts';
+import { runHostileBenchmark } from './hostile.ts';
+import { ATTACKS } from './hostile/attacks.ts';
+import { formatHostileReport } from './hostile/report.ts';
 
 // A smoke run: keeps the harness working. Its figures are not worth reading (tiny database, 3 s phases),
 // so no goal is asserted; only that every part of the report is there and the attacker was limited.

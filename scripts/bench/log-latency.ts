@@ -6,13 +6,9 @@
  * for its inclusion proof every 5 ms until it gets a 200. Prints the creation rate and p50/p99/max of
  * that delay.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startProcess, waitForOk } from './run.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
+import { benchEnvironment, freePort, sleep, startService } from './lib/service.ts';
+import { valueAt } from './lib/stats.ts';
 
 export interface LogLatencyReport {
   proofsPerSecond: number;
@@ -28,19 +24,11 @@ export async function measureLogLatency(options: {
   connections: number;
   sample: number;
 }): Promise<LogLatencyReport> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-bench-'));
+  const { env } = benchEnvironment('hashproof-log-bench-', 'sqlite');
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = startProcess(path.join(ROOT, 'src/main.ts'), {
-    DATABASE_URL: `sqlite:${path.join(dataDir, 'bench.db')}`,
-    SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
-    RATE_LIMIT_MAX: '0',
-    PAYMENT_MODE: 'demo',
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-  });
+  const service = await startService({ ...env, RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', PORT: String(port) });
+  const base = service.url;
   try {
-    await waitForOk(`${base}/health`);
     const delays: number[] = [];
     const pollers: Promise<void>[] = [];
     let created = 0;
@@ -52,7 +40,7 @@ export async function measureLogLatency(options: {
         await res.arrayBuffer();
         if (res.status === 200) return void delays.push(performance.now() - createdAt);
         if (res.status !== 409) return void errors++;
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await sleep(5);
       }
     };
     const worker = async (w: number) => {
@@ -79,8 +67,7 @@ export async function measureLogLatency(options: {
     await Promise.all(Array.from({ length: options.connections }, (_, w) => worker(w)));
     await Promise.all(pollers);
     delays.sort((a, b) => a - b);
-    const at = (q: number) =>
-      Math.round(delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] ?? 0);
+    const at = (q: number) => Math.round(valueAt(delays, q) ?? 0);
     return {
       proofsPerSecond: created / options.durationSeconds,
       samples: delays.length,
@@ -90,7 +77,7 @@ export async function measureLogLatency(options: {
       errors,
     };
   } finally {
-    child.kill('SIGTERM');
+    service.process.kill('SIGTERM');
   }
 }
 

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BARE_READ, formatReport, medianByRatio, runBenchmark } from './run.ts';
+import { runBenchmark } from './run.ts';
+import { medianByRatio } from './run/measure.ts';
+import { formatReport } from './run/report.ts';
+import { BARE_READ } from './run/routes.ts';
 
 // A smoke run: keeps the harness working. It measures nothing worth reading (the runs are tiny).
 test('the benchmark harness runs every route against the service and the bare baseline', async () => {

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../../src/platform/node-flags.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+
+/** Resolves after `ms` (at once for a time already past). */
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The environment of a service under benchmark: a fresh temporary directory for its signing keys and,
+ * for `sqlite`, its database file (any other `database`, a postgres:// URL, is used as it is); demo
+ * payments. `remove` deletes the directory.
+ */
+export function benchEnvironment(
+  prefix: string,
+  database: string,
+): { env: { DATABASE_URL: string; SIGNING_KEYS_DIR: string; PAYMENT_MODE: string }; remove: () => void } {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return {
+    env: {
+      DATABASE_URL: database === 'sqlite' ? `sqlite:${path.join(dataDir, 'bench.db')}` : database,
+      SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
+      PAYMENT_MODE: 'demo',
+    },
+    remove: () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Starts a script of the repository (its path from the repository's root) with the service's Node flags
+ * (the baseline gets the same).
+ */
+export function startProcess(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+export interface RunningService {
+  /** `http://127.0.0.1:<PORT>`. */
+  url: string;
+  process: ChildProcess;
+  /** From the start of the process to its first answer on `/health`, in ms. */
+  startupMs: number;
+  /** Rejects once the process exits. */
+  exited: Promise<never>;
+}
+
+/**
+ * Starts the service (src/main.ts) on 127.0.0.1 and the `PORT` of `env`, and waits for its first answer
+ * on `/health`; a process that exits or does not answer is stopped, and the start fails.
+ */
+export async function startService(env: Record<string, string> & { PORT: string }): Promise<RunningService> {
+  const url = `http://127.0.0.1:${env.PORT}`;
+  const started = performance.now();
+  const child = startProcess('src/main.ts', env);
+  const exited = new Promise<never>((_resolve, reject) =>
+    child.once('exit', (code) => reject(new Error(`the service exited (${code})`))),
+  );
+  exited.catch(() => {});
+  try {
+    await Promise.race([waitForOk(`${url}/health`), exited]);
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw error;
+  }
+  return { url, process: child, startupMs: performance.now() - started, exited };
+}
+
+export async function waitForOk(url: string, init?: RequestInit): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url, init)).status < 500) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(10);
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+/** Waits until the service's log checkpoint covers `size` entries. */
+export async function waitForLogSize(service: string, size: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${service}/log/checkpoint`);
+    if (res.status === 200 && Number((await res.text()).split('\n')[1]) >= size) return;
+    await sleep(100);
+  }
+}
