@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
+import { postOnFreshConnection, startInstances, type Instance } from '../test/cluster.ts';
 import {
   ADMIN_KEY,
   adminHeaders,
@@ -55,7 +55,7 @@ describe('several instances behind one address', { skip }, () => {
       PUBLIC_BASE_URL: 'https://proofs.example.com',
     });
     // Started together, as a rollout would: migrations are serialized by an advisory lock.
-    instances = await Promise.all([startInstance(env), startInstance(env)]);
+    instances = await startInstances(2, env);
   });
   after(async () => {
     await Promise.all(instances.map((i) => i.stop('SIGKILL')));
@@ -90,7 +90,7 @@ describe('several instances behind one address', { skip }, () => {
       DATABASE_URL: await postgresSchema(pairDir),
       SIGNING_KEYS_DIR: `${pairDir}/keys`,
     };
-    const pair = await Promise.all([startInstance(pairEnv), startInstance(pairEnv)]);
+    const pair = await startInstances(2, pairEnv);
     const on = (i: number) => pair[i % pair.length]!.baseUrl;
     try {
       const admin = (base: string, path: string, body?: unknown) =>
@@ -181,7 +181,7 @@ describe('several instances behind one address', { skip }, () => {
       RATE_LIMIT_WINDOW_MS: '60000',
       REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
     };
-    const pair = await Promise.all([startInstance(limited), startInstance(limited)]);
+    const pair = await startInstances(2, limited);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 61; i++)

@@ -120,7 +120,7 @@ test(
         // Kill only once this round has load going (ten more proofs acknowledged), at a random moment.
         const going = Promise.withResolvers<void>();
         loadGoing = { count: acknowledged.size + 10, reached: going.resolve };
-        await within(going.promise, { what: `round ${kill}: ten proofs acknowledged`, timeoutMs: 30_000 });
+        await within(going.promise, { what: `round ${kill}: ten proofs acknowledged`, timeoutMs: 60_000 });
         // Part of the test: when in the load the kill lands.
         await randomMoment(Math.random() * 400);
         const seen = await latestCheckpoint(instance.baseUrl, verifier);

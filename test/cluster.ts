@@ -46,6 +46,16 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   return instance;
 }
 
+/** Starts `count` instances together, as a rollout would; should one fail to start, stops the others. */
+export async function startInstances(count: number, env: Record<string, string>): Promise<Instance[]> {
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startInstance(env)));
+  const instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed === undefined) return instances;
+  await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));
+  throw failed.reason;
+}
+
 /** A POST on a connection of its own (no keep-alive pool), so no request rides a socket of a dead process. */
 export function postOnFreshConnection(
   url: string,

@@ -61,7 +61,7 @@ export function finished(child: ChildProcess): Promise<Run> {
  * Resolves with what the command has printed (standard output and error) since the call, once that holds
  * `text`; fails should the command end first. Call it before whatever makes the command print the text.
  */
-export function printed(child: ChildProcess, text: string, timeoutMs = 20_000): Promise<string> {
+export function printed(child: ChildProcess, text: string, timeoutMs = 30_000): Promise<string> {
   let output = '';
   const { promise, resolve, reject } = Promise.withResolvers<string>();
   const read = (chunk: Buffer) => {
@@ -110,6 +110,6 @@ export async function healthy(baseUrl: string, child: ChildProcess, output = () 
         () => false, // not listening yet
       );
     },
-    { what: `${baseUrl}/health answers 200`, timeoutMs: 20_000 },
+    { what: `${baseUrl}/health answers 200`, timeoutMs: 60_000 },
   );
 }
