@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, makeDataDir } from '../test/helper.ts';
-import { finished, run, start, waitForHealth } from '../test/process.ts';
+import { finished, run, serving, start } from '../test/process.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -69,10 +69,7 @@ test('the packed package installs and runs: its command and its client are compi
   });
   const served = finished(server);
   try {
-    await Promise.race([
-      waitForHealth(baseUrl),
-      served.then((r) => Promise.reject(new Error(`serve exited ${r.code}: ${r.stderr}`))),
-    ]);
+    await serving(server, baseUrl);
     const asset = await fetch(`${baseUrl}/assets/site.css`);
     assert.equal(asset.status, 200, 'the pages find their assets in the compiled package');
     await asset.arrayBuffer();

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
+import { postOnFreshConnection, startInstances, type Instance } from '../test/cluster.ts';
 import {
   ADMIN_KEY,
   adminHeaders,
@@ -12,13 +12,26 @@ import {
   requireService,
   testDatabaseUrl,
 } from '../test/helper.ts';
-import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { eventually, within } from '../test/wait.ts';
+import { deliveredProofId, startWebhookReceiver } from '../test/webhook-receiver.ts';
 import pg from 'pg';
 import { verifyConsistency } from './core/merkle.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from './core/signed-note.ts';
 
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const skip = (await requireService('PostgreSQL', POSTGRES_URL)) || (await requireService('Redis', REDIS_URL));
+
+/** A PostgreSQL schema of its own for a data directory, whatever database the other suites run on. */
+async function postgresSchema(dataDir: string): Promise<string> {
+  const previous = process.env.TEST_DATABASE_URL;
+  process.env.TEST_DATABASE_URL = POSTGRES_URL;
+  try {
+    return await testDatabaseUrl(dataDir);
+  } finally {
+    if (previous === undefined) delete process.env.TEST_DATABASE_URL;
+    else process.env.TEST_DATABASE_URL = previous;
+  }
+}
 
 /**
  * Two real service processes on two ports against one PostgreSQL schema and one Redis: what an operator
@@ -30,10 +43,8 @@ describe('several instances behind one address', { skip }, () => {
   const env: Record<string, string> = {};
 
   before(async () => {
-    const previous = process.env.TEST_DATABASE_URL;
-    process.env.TEST_DATABASE_URL = POSTGRES_URL;
     Object.assign(env, {
-      DATABASE_URL: await testDatabaseUrl(dataDir),
+      DATABASE_URL: await postgresSchema(dataDir),
       REDIS_URL,
       REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
       SIGNING_KEYS_DIR: `${dataDir}/keys`,
@@ -43,10 +54,8 @@ describe('several instances behind one address', { skip }, () => {
       // The one public address behind the load balancer; it also names the log in every checkpoint.
       PUBLIC_BASE_URL: 'https://proofs.example.com',
     });
-    if (previous === undefined) delete process.env.TEST_DATABASE_URL;
-    else process.env.TEST_DATABASE_URL = previous;
     // Started together, as a rollout would: migrations are serialized by an advisory lock.
-    instances = await Promise.all([startInstance(env), startInstance(env)]);
+    instances = await startInstances(2, env);
   });
   after(async () => {
     await Promise.all(instances.map((i) => i.stop('SIGKILL')));
@@ -74,28 +83,38 @@ describe('several instances behind one address', { skip }, () => {
 
   test('each webhook event is delivered once, although both instances run a dispatcher', async () => {
     const receiver = await startWebhookReceiver();
+    // A pair of its own, on a database of its own: stopping it stops every dispatcher that could send.
+    const pairDir = makeDataDir();
+    const pairEnv = {
+      ...env,
+      DATABASE_URL: await postgresSchema(pairDir),
+      SIGNING_KEYS_DIR: `${pairDir}/keys`,
+    };
+    const pair = await startInstances(2, pairEnv);
+    const on = (i: number) => pair[i % pair.length]!.baseUrl;
     try {
       const admin = (base: string, path: string, body?: unknown) =>
         api(base, path, { method: body === undefined ? 'GET' : 'POST', body, headers: adminHeaders });
-      const account = (await admin(pick(0), '/api/accounts', {})).body.account;
-      const key = (await admin(pick(1), `/api/accounts/${account.id}/api-keys`, {})).body.key;
-      const hook = await admin(pick(0), `/api/accounts/${account.id}/webhooks`, { url: receiver.url });
+      const account = (await admin(on(0), '/api/accounts', {})).body.account;
+      const key = (await admin(on(1), `/api/accounts/${account.id}/api-keys`, {})).body.key;
+      const hook = await admin(on(0), `/api/accounts/${account.id}/webhooks`, { url: receiver.url });
       receiver.setSecret(hook.body.secret);
       const created = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          api(pick(i), '/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': key } }),
+          api(on(i), '/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': key } }),
         ),
       );
       assert.ok(created.every((r) => r.status === 200));
       await receiver.waitFor(30, 20_000);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // A stopping instance finishes every delivery it has claimed before it exits: once both have
+      // stopped, no second copy of an event can still be on its way.
+      assert.deepEqual(await Promise.all(pair.map((instance) => instance.stop('SIGTERM'))), [0, 0]);
       assert.equal(receiver.received.length, 30, 'no event twice');
       assert.ok(receiver.received.every((r) => r.verifyError === undefined));
-      const proofIds = new Set(
-        receiver.received.map((r) => (r.verified as { data: { proof: { id: string } } }).data.proof.id),
-      );
+      const proofIds = new Set(receiver.received.map(deliveredProofId));
       assert.deepEqual(proofIds, new Set(created.map((r) => r.body.proof.id)));
     } finally {
+      await Promise.all(pair.map((instance) => instance.stop('SIGKILL')));
       await receiver.close();
     }
   });
@@ -108,16 +127,17 @@ describe('several instances behind one address', { skip }, () => {
     const client = new pg.Client({ connectionString: env.DATABASE_URL });
     await client.connect();
     try {
-      const total = async () => Number((await client.query('select count(*) as n from proofs')).rows[0].n);
-      const deadline = Date.now() + 20_000;
-      let size = 0;
-      while (
-        (size = Number((await client.query('select tree_size from log_head')).rows[0].tree_size)) <
-        (await total())
-      ) {
-        assert.ok(Date.now() < deadline, 'the log integrates every proof');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const { size } = await eventually(
+        async () => ({
+          size: Number((await client.query('select tree_size from log_head')).rows[0].tree_size),
+          total: Number((await client.query('select count(*) as n from proofs')).rows[0].n),
+        }),
+        {
+          what: 'the log integrates every proof',
+          until: ({ size, total }) => size >= total,
+          timeoutMs: 20_000,
+        },
+      );
       // Every proof has exactly one leaf, and the leaves are exactly 0 … size-1.
       const leaves = await client.query('select leaf_index from proofs order by leaf_index');
       assert.deepEqual(
@@ -161,7 +181,7 @@ describe('several instances behind one address', { skip }, () => {
       RATE_LIMIT_WINDOW_MS: '60000',
       REDIS_KEY_PREFIX: `hashproof-test-${randomUUID()}:`,
     };
-    const pair = await Promise.all([startInstance(limited), startInstance(limited)]);
+    const pair = await startInstances(2, limited);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 61; i++)
@@ -177,14 +197,18 @@ describe('several instances behind one address', { skip }, () => {
     const [victim, survivor] = instances as [Instance, Instance];
     const acknowledged: string[] = [];
     let failures = 0;
+    // The kill comes once the victim has acknowledged a few proofs: in the middle of the load.
+    const victimBusy = Promise.withResolvers<void>();
+    let victimAcknowledged = 0;
     const send = async (base: string) => {
       const answer = await postOnFreshConnection(
         `${base}/api/proof/notarize`,
         JSON.stringify(notarizeBody()),
       );
-      if (answer?.status === 200)
+      if (answer?.status === 200) {
         acknowledged.push((JSON.parse(answer.body) as { proof: { id: string } }).proof.id);
-      else failures += 1;
+        if (base === victim.baseUrl && ++victimAcknowledged === 4) victimBusy.resolve();
+      } else failures += 1;
     };
     const load = (async () => {
       for (let round = 0; round < 40; round++) {
@@ -196,7 +220,7 @@ describe('several instances behind one address', { skip }, () => {
         ]);
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await within(victimBusy.promise, { what: 'the victim acknowledges its first proofs' });
     await victim.stop('SIGKILL');
     await load;
     assert.ok(failures > 0, 'requests to the killed instance failed');

@@ -1,8 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { postOnFreshConnection, startInstance, type Instance } from '../test/cluster.ts';
-import { ADMIN_KEY, adminHeaders, api, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
-import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { setTimeout as randomMoment } from 'node:timers/promises';
+import {
+  ADMIN_KEY,
+  adminHeaders,
+  api,
+  inclusionChecked,
+  makeDataDir,
+  notarizeBody,
+  testDatabaseUrl,
+} from '../test/helper.ts';
+import { within } from '../test/wait.ts';
+import { deliveredProofId, startWebhookReceiver } from '../test/webhook-receiver.ts';
 import { verifyConsistency } from './core/merkle.ts';
 import {
   openNote,
@@ -70,6 +80,8 @@ test(
 
     const acknowledged = new Map<string, string>(); // idempotencyKey → proof id
     const keysSent: string[] = [];
+    /** Settles once `acknowledged` holds this many proofs. */
+    let loadGoing = { count: Infinity, reached: () => {} };
     try {
       for (let kill = 0; kill < KILLS; kill++) {
         let isRunning = true;
@@ -99,18 +111,18 @@ test(
               const earlier = acknowledged.get(idempotencyKey);
               assert.ok(earlier === undefined || earlier === id, `key ${idempotencyKey} answered two proofs`);
               acknowledged.set(idempotencyKey, id);
+              if (acknowledged.size >= loadGoing.count) loadGoing.reached();
             } else if (answer === undefined) {
               return; // the process is gone
             }
           }
         });
-        // Kill only once this round has load going (a slow machine gets more time), at a random moment.
-        const before = acknowledged.size;
-        const busyBy = Date.now() + 15_000;
-        while (acknowledged.size < before + 10 && Date.now() < busyBy) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 400));
+        // Kill only once this round has load going (ten more proofs acknowledged), at a random moment.
+        const going = Promise.withResolvers<void>();
+        loadGoing = { count: acknowledged.size + 10, reached: going.resolve };
+        await within(going.promise, { what: `round ${kill}: ten proofs acknowledged`, timeoutMs: 60_000 });
+        // Part of the test: when in the load the kill lands.
+        await randomMoment(Math.random() * 400);
         const seen = await latestCheckpoint(instance.baseUrl, verifier);
         await instance.stop('SIGKILL');
         isRunning = false;
@@ -140,16 +152,11 @@ test(
 
       // The log survived the kills: every acknowledged proof gets into it, and its inclusion proof leads
       // to the root of the latest signed checkpoint (the verify report checks both).
-      const logDeadline = Date.now() + 20_000;
       for (const id of acknowledged.values()) {
-        for (;;) {
-          const report = await api(instance.baseUrl, `/api/verify/proofs/${id}`);
-          const status = report.body.checks.inclusion.status as string;
-          assert.notEqual(status, 'invalid', `${id}: ${report.body.checks.inclusion.message as string}`);
-          if (status === 'valid') break;
-          assert.ok(Date.now() < logDeadline, `${id} never entered the log`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        const report = await inclusionChecked(instance.baseUrl, id);
+        const status = report.body.checks.inclusion.status as string;
+        assert.notEqual(status, 'invalid', `${id}: ${report.body.checks.inclusion.message as string}`);
+        assert.equal(status, 'valid', `${id} never entered the log`);
       }
 
       // Every checkpoint signed before a kill is a prefix of the final tree, which holds every proof.
@@ -164,17 +171,12 @@ test(
       // Every acknowledged proof's event reaches the receiver, once the last instance has delivered them.
       const expected = new Set(acknowledged.values());
       // A delivery claimed by a killed instance is free again once its 20 s claim expires.
-      const deadline = Date.now() + 45_000;
-      const delivered = () =>
-        new Set(
-          receiver.received.map(
-            (r) => (r.verified as { data: { proof: { id: string } } } | undefined)?.data.proof.id,
-          ),
-        );
-      while ([...expected].some((id) => !delivered().has(id)) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      const missing = [...expected].filter((id) => !delivered().has(id));
+      const delivered = (received: typeof receiver.received) => new Set(received.map(deliveredProofId));
+      await receiver.waitUntil((received) => [...expected].every((id) => delivered(received).has(id)), {
+        what: 'every acknowledged proof has its proof.created event delivered',
+        timeoutMs: 45_000,
+      });
+      const missing = [...expected].filter((id) => !delivered(receiver.received).has(id));
       assert.deepEqual(missing, [], 'every acknowledged proof has its proof.created event delivered');
       t.diagnostic(
         `${KILLS} kills, ${acknowledged.size} acknowledged proofs, ${keysSent.length} idempotency keys, ` +

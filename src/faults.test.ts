@@ -6,6 +6,8 @@ import pg from 'pg';
 import {
   api,
   expectError,
+  inclusionChecked,
+  loggedProof,
   makeDataDir,
   notarizeBody,
   requireService,
@@ -14,17 +16,10 @@ import {
   type TestServer,
 } from '../test/helper.ts';
 import { startTcpProxy, type TcpProxy } from '../test/tcp-proxy.ts';
+import { eventually } from '../test/wait.ts';
 
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const skipPostgres = await requireService('PostgreSQL', POSTGRES_URL);
-
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    assert.ok(Date.now() < deadline, what);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('PostgreSQL goes away and comes back', { skip: skipPostgres }, () => {
   let proxy: TcpProxy;
@@ -80,7 +75,11 @@ describe('PostgreSQL goes away and comes back', { skip: skipPostgres }, () => {
     assert.ok(Date.now() - started < 15_000, 'answers come within the connection timeout, not a hang');
 
     await proxy.restore();
-    await until('the service recovers', async () => (await api(server.baseUrl, '/health')).status === 200);
+    await eventually(() => api(server.baseUrl, '/health'), {
+      what: 'the service recovers',
+      until: (health) => health.status === 200,
+      timeoutMs: 20_000,
+    });
     const read = await api(server.baseUrl, `/api/verify/proofs/${before.body.proof.id as string}`);
     assert.equal(read.body.verified, true);
     // The request that got 503 made nothing; retrying it makes exactly one proof.
@@ -92,10 +91,8 @@ describe('PostgreSQL goes away and comes back', { skip: skipPostgres }, () => {
     const found = await api(server.baseUrl, '/api/proofs/search?idempotencyKey=fault-during');
     assert.equal(found.body.proofs.length, 1);
     // The background loops carried on: the new proof enters the log.
-    await until('the sequencer resumes', async () => {
-      const report = await api(server.baseUrl, `/api/verify/proofs/${retried.body.proof.id as string}`);
-      return report.body.checks?.inclusion?.status === 'valid';
-    });
+    const report = await inclusionChecked(server.baseUrl, retried.body.proof.id as string);
+    assert.equal(report.body.checks.inclusion.status, 'valid', 'the sequencer resumes');
   });
 });
 
@@ -113,11 +110,7 @@ describe('the disk fills up under SQLite', () => {
     const { db } = server.ctx.database;
     const first = await api(server.baseUrl, '/api/proof/notarize', { method: 'POST', body: notarizeBody() });
     assert.equal(first.status, 200);
-    await until(
-      'the first proof is logged',
-      async () =>
-        (await api(server.baseUrl, `/api/proofs/${first.body.proof.id as string}`)).body.proof.log !== null,
-    );
+    await loggedProof(server.baseUrl, first.body.proof.id as string);
     // SQLite's own limit on the file's size: the same SQLITE_FULL a full disk gives.
     const pages = (await sql<{ page_count: number }>`pragma page_count`.execute(db)).rows[0]!.page_count;
     await sql.raw(`pragma max_page_count = ${pages}`).execute(db);

@@ -4,7 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import path from 'node:path';
+import { setTimeout as raceWindow } from 'node:timers/promises';
 import { freePort, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
+import { healthy, printed, serving } from '../test/process.ts';
 
 const MAIN = path.join(import.meta.dirname, 'main.ts');
 
@@ -17,19 +19,6 @@ function start(env: Record<string, string>): { child: ChildProcess; output: () =
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };
-}
-
-async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error('the service exited');
-    try {
-      if ((await fetch(`${baseUrl}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the service did not become healthy');
 }
 
 interface DeferredPost {
@@ -79,7 +68,7 @@ test('SIGTERM answers every request it had accepted, then exits 0; the proofs ar
     RATE_LIMIT_MAX: '0',
   };
   const { child, output } = start(env);
-  await waitForHealth(baseUrl, child);
+  await serving(child, baseUrl);
   // Requests the server has taken (headers read, 100 Continue sent) whose bodies come only once it stops.
   const accepted = Array.from({ length: 10 }, () =>
     deferredPost(`${baseUrl}/api/proof/notarize`, JSON.stringify(notarizeBody())),
@@ -97,12 +86,11 @@ test('SIGTERM answers every request it had accepted, then exits 0; the proofs ar
       () => ({ status: 0, body: '' }),
     ),
   );
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // Part of the test: the signal comes while those requests are on their way.
+  await raceWindow(5);
+  const stopping = printed(child, 'stopping: finishing in-flight requests');
   child.kill('SIGTERM');
-  for (let i = 0; !output().includes('stopping: finishing in-flight requests'); i++) {
-    assert.ok(i < 200, `the service did not start stopping:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await stopping;
   assert.equal(child.exitCode, null, 'it waits for the requests it accepted');
   for (const post of accepted) post.send();
   const drained = await Promise.all(accepted.map((post) => post.answer));
@@ -133,7 +121,7 @@ test('SIGTERM answers every request it had accepted, then exits 0; the proofs ar
 
   const again = start(env);
   try {
-    await waitForHealth(baseUrl, again.child);
+    await serving(again.child, baseUrl);
     for (const id of acknowledged) {
       const res = await fetch(`${baseUrl}/api/verify/proofs/${id}`);
       assert.equal(res.status, 200);
@@ -155,15 +143,12 @@ test('log lines are buffered, yet each reaches standard output within a moment, 
     SIGNING_KEYS_DIR: `${dataDir}/keys`,
   });
   try {
-    await waitForHealth(baseUrl, child);
+    await serving(child, baseUrl);
     // One request, far less than the buffer holds: its line must still come out, within the flush interval.
     const marker = `/api/proofs/prf_${'0'.repeat(26)}`;
+    const lineOut = printed(child, `"url":"${marker}"`, 5_000);
     assert.equal((await fetch(`${baseUrl}${marker}`)).status, 404);
-    const sent = performance.now();
-    while (!output().includes(`"url":"${marker}"`)) {
-      assert.ok(performance.now() - sent < 5_000, 'the access log line never reached standard output');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await lineOut;
     // Lines logged just before exit (many requests, then the stop) are all written out.
     const urls = Array.from({ length: 50 }, (_, i) => `/api/proofs/search?q=exit-${i}`);
     for (const url of urls) assert.equal((await fetch(`${baseUrl}${url}`)).status, 200);
@@ -209,8 +194,9 @@ test(
       // As `… | head -n 1` does: read the first line, then close the pipe.
       await once(child.stdout, 'data');
       child.stdout.destroy();
-      // A few short lines, written by the 100 ms flush (the write that used to retry for ever on EPIPE).
-      await waitForHealth(baseUrl, child);
+      // A few short lines, written by the 100 ms flush (the write that used to retry for ever on EPIPE);
+      // with its output closed, the service can only be asked whether it is up.
+      await healthy(baseUrl, child, () => errors);
       await told;
       // Far more log lines than any pipe or buffer holds (about 2 KB each, 1.2 MB in all).
       const padding = 'x'.repeat(2000);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ADMIN_KEY, adminHeaders, api, notarizeBody, startServer, type ApiResponse } from '../test/helper.ts';
 import { signingKeyMaterial } from '../test/key-material.ts';
 import { rawRequest, requestParts } from '../test/raw-http.ts';
+import { eventually } from '../test/wait.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
 import { ADMIN_PREFIXES } from './http/admin-paths.ts';
 
@@ -69,10 +70,10 @@ test('no secret appears in any response after its creation, in any log line or i
     await call('/api/proof/notarize', { body: notarizeBody(), headers: { 'x-service-key': apiKey } });
     await admin(`/api/webhooks/${hook.body.webhook.id}/test`, {});
     await receiver.waitFor(3);
-    for (let i = 0; (await call(`/api/proofs/${proof.id}/inclusion`)).status !== 200; i++) {
-      assert.ok(i < 100, 'the proof enters the log');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(() => call(`/api/proofs/${proof.id}/inclusion`), {
+      what: 'the proof enters the log',
+      until: (inclusion) => inclusion.status === 200,
+    });
     const doc = (await call('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const size = Number((await call('/log/checkpoint')).text.split('\n')[1]);
     const ids: [string, string][] = [
@@ -216,11 +217,11 @@ test("requests Node's parser refuses leave no credential they carried in any log
       for (const [, value] of credentials) assert.ok(!res.text.includes(value), `${what}: echoed`);
     }
     // Each refusal is logged (at debug): the search below has lines to search.
-    const clientErrors = () => server.logs.filter((line) => line.includes('"msg":"client error"')).length;
-    for (let i = 0; clientErrors() < malformed.length; i++) {
-      assert.ok(i < 200, `${clientErrors()} of ${malformed.length} refusals logged`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const clientError = (line: string) => line.includes('"msg":"client error"');
+    await server.logged(
+      (lines) => lines.filter(clientError).length >= malformed.length,
+      `${malformed.length} refusals logged`,
+    );
     await server.close();
     const logs = server.logs.join('\n');
     assert.match(logs, /"code":"HPE_[A-Z_]+"/, 'the logged errors keep their code');

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import path from 'node:path';
 import { freePort } from './helper.ts';
+import { healthy } from './process.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
 
@@ -36,17 +37,23 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       return code;
     },
   };
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`instance exited during start:\n${output}`);
-    try {
-      if ((await fetch(`${baseUrl}/health`)).ok) return instance;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    await healthy(baseUrl, child, () => output);
+  } catch (error) {
+    await instance.stop('SIGKILL');
+    throw error;
   }
-  await instance.stop('SIGKILL');
-  throw new Error(`instance did not become healthy:\n${output}`);
+  return instance;
+}
+
+/** Starts `count` instances together, as a rollout would; should one fail to start, stops the others. */
+export async function startInstances(count: number, env: Record<string, string>): Promise<Instance[]> {
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startInstance(env)));
+  const instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed === undefined) return instances;
+  await Promise.all(instances.map((instance) => instance.stop('SIGKILL')));
+  throw failed.reason;
 }
 
 /** A POST on a connection of its own (no keep-alive pool), so no request rides a socket of a dead process. */

@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContext, type AppContext, type ContextOverrides } from '../src/context.ts';
 import { loggerOptions } from '../src/platform/log-options.ts';
+import { Arrivals, eventually } from './wait.ts';
 
 export interface TestServer {
   baseUrl: string;
@@ -18,6 +19,10 @@ export interface TestServer {
   dataDir: string;
   /** Every log line the server wrote, as text (for secret-leak checks). */
   logs: string[];
+  /** Resolves with every log line so far once `enough` holds for them, checked as each line is written. */
+  logged(enough: (lines: string[]) => boolean, what: string): Promise<string[]>;
+  /** Resolves once the access-log line of the request that got `response`, its last line, is written. */
+  requestLogged(response: { headers: Headers }): Promise<string[]>;
   /** Stops the server; the data directory stays until `cleanup` (for restart tests). */
   close(): Promise<void>;
   cleanup(): void;
@@ -110,8 +115,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     LOG_LEVEL: 'info',
     ...options.env,
   });
-  const logs: string[] = [];
-  const stream = { write: (line: string) => void logs.push(line) };
+  const logs = new Arrivals<string>();
+  const stream = { write: (line: string) => logs.add(line) };
+  const logged = (enough: (lines: string[]) => boolean, what: string) => logs.until(enough, { what });
   const ctx = await createContext(config, {
     logger: pino(loggerOptions(config.logLevel), stream),
     ...options,
@@ -125,7 +131,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     app,
     ctx,
     dataDir,
-    logs,
+    logs: logs.items,
+    logged,
+    requestLogged: (response) => {
+      const reqId = `"reqId":"${response.headers.get('x-request-id')}"`;
+      const isAccessLine = (line: string) => line.includes(reqId) && line.includes('"msg":"request"');
+      return logged((lines) => lines.some(isAccessLine), `the access-log line of ${reqId}`);
+    },
     async close() {
       if (isClosed) return;
       isClosed = true;
@@ -237,22 +249,31 @@ export function ignoringLog<T extends { log?: unknown }>(proof: T): Omit<T, 'log
   return rest;
 }
 
-/** Checks until `check` holds, every 25 ms, failing after `timeoutMs`. */
-export const waitUntil = async (check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
-
 /** The attempts recorded for the account's first webhook, once there are `count`, in attempt order. */
 export async function recordedAttempts(baseUrl: string, accountId: string, count: number): Promise<any[]> {
-  let deliveries: any[] = [];
-  await waitUntil(async () => {
-    const list = await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders });
-    deliveries = list.body.webhooks[0].recentDeliveries;
-    return deliveries.length >= count;
-  });
+  const deliveries = await eventually(
+    async () =>
+      (await api(baseUrl, `/api/accounts/${accountId}/webhooks`, { headers: adminHeaders })).body.webhooks[0]
+        .recentDeliveries as any[],
+    { what: `${count} recorded webhook attempts`, until: (recorded) => recorded.length >= count },
+  );
   return [...deliveries].sort((a, b) => a.attempt - b.attempt);
+}
+
+/** The proof once the sequencer has integrated it: its `log` holds its leaf index. */
+export function loggedProof(baseUrl: string, id: string): Promise<any> {
+  return eventually(async () => (await api(baseUrl, `/api/proofs/${id}`)).body.proof, {
+    what: `${id} enters the log`,
+    until: (proof) => proof.log !== null,
+    timeoutMs: 20_000,
+  });
+}
+
+/** The verification report of a proof once its inclusion in the log could be checked (valid or not). */
+export function inclusionChecked(baseUrl: string, id: string): Promise<ApiResponse> {
+  return eventually(() => api(baseUrl, `/api/verify/proofs/${id}`), {
+    what: `the inclusion of ${id} is checked`,
+    until: (report) => report.status !== 200 || report.body.checks.inclusion.status !== 'unavailable',
+    timeoutMs: 20_000,
+  });
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { eventually, within } from './wait.ts';
 
 export interface Run {
   code: number | null;
@@ -56,17 +57,59 @@ export function finished(child: ChildProcess): Promise<Run> {
   });
 }
 
-/** Polls `GET /health` until the service answers 200 (or the time runs out), and returns its body. */
-export async function waitForHealth(baseUrl: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const response = await fetch(`${baseUrl}/health`);
-      if (response.ok) return (await response.json()) as Record<string, unknown>;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${baseUrl}/health did not answer in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/**
+ * Resolves with what the command has printed (standard output and error) since the call, once that holds
+ * `text`; fails should the command end first. Call it before whatever makes the command print the text.
+ */
+export function printed(child: ChildProcess, text: string, timeoutMs = 30_000): Promise<string> {
+  let output = '';
+  const { promise, resolve, reject } = Promise.withResolvers<string>();
+  const read = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.includes(text)) resolve(output);
+  };
+  const ended = (code: number | null, signal: NodeJS.Signals | null) =>
+    reject(new Error(`the command ended (${code ?? signal}) before printing ${text}:\n${output}`));
+  child.stdout?.on('data', read);
+  child.stderr?.on('data', read);
+  child.once('close', ended);
+  const waiting = within(promise, {
+    what: `the command prints ${text}`,
+    timeoutMs,
+    seen: () => output,
+  }).finally(() => {
+    child.stdout?.off('data', read);
+    child.stderr?.off('data', read);
+    child.off('close', ended);
+  });
+  // A test that fails before awaiting it leaves no unhandled rejection behind.
+  waiting.catch(() => {});
+  return waiting;
+}
+
+/** The service's line once it listens and its background work has started. */
+const SERVING = 'hashproof is serving';
+
+/** Resolves with the `GET /health` body once a started service has said it is serving. */
+export async function serving(child: ChildProcess, baseUrl: string): Promise<Record<string, unknown>> {
+  await printed(child, SERVING);
+  return (await (await fetch(`${baseUrl}/health`)).json()) as Record<string, unknown>;
+}
+
+/**
+ * For a service whose output says nothing (it logs only warnings, or nobody reads its output): polls
+ * `GET /health` until it answers 200, failing at once should the process exit.
+ */
+export async function healthy(baseUrl: string, child: ChildProcess, output = () => ''): Promise<void> {
+  await eventually(
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the service exited during start:\n${output()}`);
+      return fetch(`${baseUrl}/health`).then(
+        async (response) => (await response.arrayBuffer(), response.ok),
+        () => false, // not listening yet
+      );
+    },
+    { what: `${baseUrl}/health answers 200`, timeoutMs: 60_000 },
+  );
 }

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { setTimeout as slowClientPause } from 'node:timers/promises';
 
 export interface RawResponse {
   /** 0 when the connection closed before a status line arrived. */
@@ -39,7 +40,8 @@ export function rawRequest(
     });
     void (async () => {
       for (const [i, part] of parts.entries()) {
-        if (i > 0 && options.pauseMs) await new Promise((r) => setTimeout(r, options.pauseMs));
+        // The slowness is what the test is about: a client that sends its request in pieces.
+        if (i > 0 && options.pauseMs) await slowClientPause(options.pauseMs);
         if (socket.destroyed) return;
         socket.write(typeof part === 'string' ? Buffer.from(part, 'latin1') : part);
       }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { Arrivals, type WaitOptions } from './wait.ts';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -19,8 +20,13 @@ export interface WebhookReceiver {
    * answer may carry headers (a redirect's Location).
    */
   respondWith(answers: (number | ReceiverAnswer)[]): void;
-  /** Resolves when `count` requests have arrived. */
+  /** Resolves with every request so far once `count` have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  /** Resolves with every request so far once `enough` holds for them, checked at each arrival. */
+  waitUntil(
+    enough: (received: ReceivedWebhook[]) => boolean,
+    options: WaitOptions,
+  ): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
 }
 
@@ -29,9 +35,14 @@ export interface ReceiverAnswer {
   headers?: Record<string, string>;
 }
 
+/** The id of the proof a `proof.created` event carries. */
+export function deliveredProofId(request: ReceivedWebhook): string | undefined {
+  return (JSON.parse(request.body) as { data?: { proof?: { id?: string } } }).data?.proof?.id;
+}
+
 /** A real webhook receiver on loopback that checks every signature with the `standardwebhooks` package. */
 export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
-  const received: ReceivedWebhook[] = [];
+  const arrivals = new Arrivals<ReceivedWebhook>();
   let secret: string | undefined;
   let answers: ReceiverAnswer[] = [];
   const server: Server = createServer((req, res) => {
@@ -47,7 +58,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       } catch (error) {
         verifyError = error instanceof Error ? error.message : String(error);
       }
-      received.push({ headers: req.headers, body, verified, verifyError });
+      arrivals.add({ headers: req.headers, body, verified, verifyError });
       const { status, headers = {} } = answers.shift() ?? { status: 200 };
       if (status === 0) return; // hang: keep the request open
       res.writeHead(status, headers);
@@ -59,19 +70,16 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   if (typeof address !== 'object' || address === null) throw new Error('receiver has no address');
   return {
     url: `http://127.0.0.1:${address.port}/hooks`,
-    received,
+    received: arrivals.items,
     setSecret: (value) => (secret = value),
     respondWith: (list) =>
       (answers = list.map((answer) => (typeof answer === 'number' ? { status: answer } : answer))),
-    async waitFor(count, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline)
-          throw new Error(`expected ${count} webhook requests, got ${received.length}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return received;
-    },
+    waitFor: (count, timeoutMs) =>
+      arrivals.until((received) => received.length >= count, {
+        what: `${count} webhook requests`,
+        timeoutMs,
+      }),
+    waitUntil: (enough, options) => arrivals.until(enough, options),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

@@ -9,6 +9,7 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
+import { eventually } from '../../test/wait.ts';
 
 let server: TestServer;
 before(async () => (server = await startServer({ env: { SERVICE_ADMIN_KEY: ADMIN_KEY } })));
@@ -221,7 +222,9 @@ describe('API keys', () => {
     const error = expectError(refused, 401, 'unauthorized');
     assert.equal(error.message, 'The API key in X-Service-Key is not valid');
     assert.deepEqual(error.details, {});
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A second revocation comes at a later time on the service's clock, so it could tell the first apart.
+    const revokedAt = Date.parse(revoked.body.apiKey.revokedAt);
+    await eventually(() => Date.now() > revokedAt, { what: 'the clock moves past the first revocation' });
     const again = await admin(`/api/api-keys/${apiKey.id}/revoke`, { body: {} });
     assert.equal(again.status, 200);
     assert.equal(again.body.apiKey.revokedAt, revoked.body.apiKey.revokedAt);
@@ -240,10 +243,12 @@ describe('API keys', () => {
   test('the raw key never appears in the logs', async () => {
     const account = await newAccount();
     const { key } = await newKey(account.id);
-    await api(server.baseUrl, '/api/proof/notarize', {
+    const made = await api(server.baseUrl, '/api/proof/notarize', {
       body: notarizeBody(),
       headers: { 'x-service-key': key },
     });
+    // The request's access-log line is the last it writes: once it is there, search.
+    await server.requestLogged(made);
     const logs = server.logs.join('\n');
     assert.ok(logs.includes('/api/proof/notarize'));
     assert.ok(!logs.includes(key));

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { freePort, makeDataDir } from '../../test/helper.ts';
-import { finished, killGroup, run, start, waitForHealth } from '../../test/process.ts';
+import { finished, killGroup, run, serving, start } from '../../test/process.ts';
 import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
@@ -34,14 +34,6 @@ function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-/** Waits for the service to answer, failing at once should the command exit first. */
-async function served(port: number, exited: Promise<{ code: number | null; stderr: string }>) {
-  return Promise.race([
-    waitForHealth(`http://127.0.0.1:${port}`),
-    exited.then((r) => Promise.reject(new Error(`exited ${r.code}: ${r.stderr}`))),
-  ]);
-}
-
 test('npm start runs the service itself with the Node flags; SIGTERM to npm stops it and frees the port', async () => {
   const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     scripts: { start: string };
@@ -63,7 +55,7 @@ test('npm start runs the service itself with the Node flags; SIGTERM to npm stop
   const exited = finished(npm);
   const exit = once(npm, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   try {
-    await served(port, exited);
+    await serving(npm, `http://127.0.0.1:${port}`);
     const service = childCommand(npm);
     assert.equal(path.basename(service.command[0]!), 'node', service.command.join(' '));
     for (const flag of SERVICE_NODE_FLAGS) assert.ok(service.command.includes(flag), flag);
@@ -92,7 +84,7 @@ test('serve: --port, --database and --mode set the service up over the environme
   const child = start(process.execPath, [CLI, ...args], { env });
   const exited = finished(child);
   try {
-    const health = await served(port, exited);
+    const health = await serving(child, `http://127.0.0.1:${port}`);
     assert.equal(health.mode, 'demo');
     assert.deepEqual(health.database, { engine: 'sqlite', ok: true });
     assert.ok(existsSync(database), `the database is created at ${database}`);
@@ -124,10 +116,9 @@ test('serve passes any stopping signal on to the service, and ends the way the s
     env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(work, 'hangup', 'hashproof.db')}` },
     detached: true,
   });
-  const exited = finished(child);
   const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   try {
-    await served(port, exited);
+    await serving(child, `http://127.0.0.1:${port}`);
     const service = childCommand(child);
     // The service takes no action on SIGHUP, so it dies of it; the command must too, leaving nothing behind.
     child.kill('SIGHUP');

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as slowWrite } from 'node:timers/promises';
 import { GroupCommitter } from './group-commit.ts';
 
 test('concurrent submissions are written in few batches and each gets its own result', async () => {
   const batches: number[][] = [];
   const committer = new GroupCommitter<number, string>(async (items) => {
     batches.push(items);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await slowWrite(5); // part of the test: a write that takes a while, as a disk's does
     return items.map((n) => `row ${n}`);
   });
   const results = await Promise.all(Array.from({ length: 100 }, (_, i) => committer.submit(i)));
@@ -21,13 +22,17 @@ test('concurrent submissions are written in few batches and each gets its own re
 test('items arriving during a flush wait for the next one, never for a flush already running', async () => {
   const batches: number[][] = [];
   let release: () => void = () => {};
+  const flushing = Promise.withResolvers<void>();
   const committer = new GroupCommitter<number, number>(async (items) => {
     batches.push(items);
-    if (batches.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    if (batches.length === 1) {
+      flushing.resolve();
+      await new Promise<void>((resolve) => (release = resolve));
+    }
     return items;
   });
   const first = committer.submit(1);
-  await new Promise((resolve) => setImmediate(resolve));
+  await flushing.promise; // the first flush is running
   const second = committer.submit(2);
   const third = committer.submit(3);
   release();

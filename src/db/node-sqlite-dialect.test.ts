@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Kysely, sql } from 'kysely';
+import { Arrivals } from '../../test/wait.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 import { createNodeSqliteDialect, openSqliteFile, type Fsync } from './node-sqlite-dialect.ts';
 
@@ -16,7 +17,7 @@ function open(t: { after: (fn: () => void) => void }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-dialect-'));
   const file = path.join(dir, 'test.db');
   const flushed: string[] = [];
-  const held: (() => void)[] = [];
+  const held = new Arrivals<() => void>();
   let hold = false;
   const fsyncWatched: Fsync = (fd) =>
     new Promise<void>((resolve, reject) => {
@@ -26,7 +27,7 @@ function open(t: { after: (fn: () => void) => void }) {
           flushed.push(fstatSync(fd).isDirectory() ? 'directory' : 'wal');
           resolve();
         });
-      if (hold) held.push(run);
+      if (hold) held.add(run);
       else run();
     });
   const db = new Kysely<Table>({
@@ -39,7 +40,9 @@ function open(t: { after: (fn: () => void) => void }) {
     db,
     flushed,
     hold: (on: boolean) => (hold = on),
-    release: () => held.splice(0).forEach((run) => run()),
+    /** Resolves once a flush has been asked for and is being held. */
+    flushHeld: () => held.until((runs) => runs.length > 0, { what: 'a flush is asked for' }),
+    release: () => held.items.splice(0).forEach((run) => run()),
   };
 }
 
@@ -68,7 +71,7 @@ test('commits run without waiting for the disk in SQLite and are flushed by the 
 });
 
 test('a transaction is reported done only after its flush, and no query reads it before', async (t) => {
-  const { db, hold, release } = open(t);
+  const { db, hold, flushHeld, release } = open(t);
   await sql`create table items (id integer primary key, name text not null)`.execute(db);
   hold(true);
   let committed = false;
@@ -82,7 +85,10 @@ test('a transaction is reported done only after its flush, and no query reads it
     .selectAll()
     .execute()
     .then((rows) => (read = rows.length));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The commit has gone through and asked for its flush; one turn of the event loop later, anything
+  // that did not wait for the flush (the commit's caller, the read behind it) would have finished.
+  await flushHeld();
+  await new Promise((resolve) => setImmediate(resolve));
   assert.equal(committed, false, 'the commit waits for its flush');
   assert.equal(read, undefined, 'a read waits for the flush of the commit before it');
   hold(false);

@@ -11,6 +11,7 @@ import { SigningThread } from '../platform/signing-thread.ts';
 import { openDatabase } from './index.ts';
 import { WAL_SIZE_LIMIT_BYTES } from './node-sqlite-dialect.ts';
 import { startCheckpointer } from './sqlite-checkpointer.ts';
+import { eventually } from '../../test/wait.ts';
 
 const sizeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 
@@ -33,10 +34,11 @@ test('the write-ahead log is copied into the database file by the checkpoint thr
       }
     });
   }
-  const deadline = Date.now() + 10_000;
-  while (sizeOf(file) - before < 4_000_000 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  // The checkpoint thread says nothing when it has run: the file's size shows it.
+  await eventually(() => sizeOf(file) - before, {
+    what: 'the database file grows by the checkpointed log',
+    until: (grown) => grown >= 4_000_000,
+  });
   assert.ok(
     sizeOf(file) - before >= 4_000_000,
     `the database file grew by ${sizeOf(file) - before} bytes; the log was not checkpointed`,
@@ -65,11 +67,13 @@ test('after a burst, the write-ahead log file shrinks back to its size limit onc
   });
   assert.ok(sizeOf(`${file}-wal`) > 4_000_000, 'the burst is in the log');
   // Each write after a full checkpoint starts the log over, at most 1 MB long.
-  const deadline = Date.now() + 10_000;
-  while (sizeOf(`${file}-wal`) > 1_048_576 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await sql`insert into filler (body) values ('after')`.execute(handle.db);
-  }
+  await eventually(
+    async () => {
+      await sql`insert into filler (body) values ('after')`.execute(handle.db);
+      return sizeOf(`${file}-wal`);
+    },
+    { what: 'the log file shrinks to its limit', until: (size) => size <= 1_048_576, intervalMs: 50 },
+  );
   assert.ok(sizeOf(`${file}-wal`) <= 1_048_576, `the log file is still ${sizeOf(`${file}-wal`)} bytes`);
   const { rows } = await sql<{ n: number }>`select count(*) as n from filler`.execute(handle.db);
   assert.ok((rows[0]?.n ?? 0) > 2000, 'nothing was lost');

@@ -117,9 +117,11 @@ describe('platform behaviour', () => {
   });
 
   test('the request and secret headers are not written to the logs', async () => {
-    await api(server.baseUrl, '/api/proofs/recent', {
+    const res = await api(server.baseUrl, '/api/proofs/recent', {
       headers: { 'x-service-admin-key': 'admin-secret-123456789', 'x-service-key': 'hp_secretkeyvalue' },
     });
+    // The request's access-log line is the last it writes: once it is there, search.
+    await server.requestLogged(res);
     const logs = server.logs.join('\n');
     assert.ok(logs.includes('/api/proofs/recent'), 'requests are logged');
     assert.ok(!logs.includes('admin-secret-123456789'));

@@ -17,11 +17,13 @@ import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note
 import {
   api,
   expectError,
+  loggedProof,
   notarizeBody,
   sampleHash,
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
+import { eventually } from '../../test/wait.ts';
 import { parseTilePath } from './log-routes.ts';
 
 /** Builds the stored-node map of a tree the way the sequencer does: append batches, store new nodes. */
@@ -112,14 +114,14 @@ describe('the log over HTTP', () => {
   let vkey: string;
 
   async function integrated(size: number): Promise<string> {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const res = await api(server.baseUrl, '/log/checkpoint');
-      if (res.status === 200 && parseCheckpoint(res.text.slice(0, res.text.indexOf('\n\n') + 1)).size >= size)
-        return res.text;
-      if (Date.now() > deadline) throw new Error(`the log did not reach ${size} entries`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const res = await eventually(() => api(server.baseUrl, '/log/checkpoint'), {
+      what: `the log reaches ${size} entries`,
+      until: (checkpoint) =>
+        checkpoint.status === 200 &&
+        parseCheckpoint(checkpoint.text.slice(0, checkpoint.text.indexOf('\n\n') + 1)).size >= size,
+      timeoutMs: 15_000,
+    });
+    return res.text;
   }
 
   before(async () => {
@@ -397,15 +399,8 @@ describe('the log over HTTP', () => {
       server.ctx.sequencer.start();
     }
     // Read before integration, the document still gains its log position once integrated.
-    for (let i = 0; ; i++) {
-      const { log } = (await api(server.baseUrl, `/api/proofs/${id}`)).body.proof;
-      if (log !== null) {
-        assert.equal(typeof log.leafIndex, 'number');
-        break;
-      }
-      assert.ok(i < 100, 'the proof never showed its leaf index');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const { log } = await loggedProof(server.baseUrl, id);
+    assert.equal(typeof log.leafIndex, 'number');
   });
 });
 
@@ -422,14 +417,14 @@ test('an instance that remembers an older checkpoint still answers for proofs an
     method: 'POST',
     body: notarizeBody({ contentHash: sampleHash(1), idempotencyKey: 'two-instances-1' }),
   });
-  await waitForLeaf(first.baseUrl, made.body.proof.id as string);
+  await loggedProof(first.baseUrl, made.body.proof.id as string);
   const remembered = Number((await (await fetch(`${second.baseUrl}/log/checkpoint`)).text()).split('\n')[1]);
 
   const later = await api(first.baseUrl, '/api/proof/notarize', {
     method: 'POST',
     body: notarizeBody({ contentHash: sampleHash(2), idempotencyKey: 'two-instances-2' }),
   });
-  const leafIndex = await waitForLeaf(first.baseUrl, later.body.proof.id as string);
+  const leafIndex = (await loggedProof(first.baseUrl, later.body.proof.id as string)).log.leafIndex as number;
   assert.ok(leafIndex >= remembered, 'the second instance has not seen this leaf yet');
   const inclusion = await api(second.baseUrl, `/api/proofs/${later.body.proof.id as string}/inclusion`);
   assert.equal(inclusion.status, 200);
@@ -440,12 +435,3 @@ test('an instance that remembers an older checkpoint still answers for proofs an
   );
   assert.equal(consistency.status, 200);
 });
-
-async function waitForLeaf(baseUrl: string, id: string): Promise<number> {
-  for (let i = 0; i < 100; i++) {
-    const { log } = (await api(baseUrl, `/api/proofs/${id}`)).body.proof;
-    if (log !== null) return log.leafIndex as number;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${id} never entered the log`);
-}

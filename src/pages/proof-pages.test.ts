@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
 import { assertEscapedLabel, createProof, getPage, XSS_ESCAPED, XSS_LABEL } from '../../test/pages.ts';
+import { eventually } from '../../test/wait.ts';
 
 const BASE = 'https://proofs.example.com';
 let server: TestServer;
@@ -44,12 +45,10 @@ describe('GET /proof/{id}', () => {
 
   test('shows the log entry once the sequencer integrated the proof, with its inclusion proof', async () => {
     const proof = await createProof(server, { contentHash: sampleHash(52) });
-    let page = '';
-    for (let i = 0; i < 200; i++) {
-      page = await getPage(server, `/proof/${proof.id}`);
-      if (page.includes('inclusion proof')) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const page = await eventually(() => getPage(server, `/proof/${proof.id}`), {
+      what: 'the page shows the log entry',
+      until: (shown) => shown.includes('inclusion proof'),
+    });
     const { leafIndex, origin } = (await api(server.baseUrl, `/api/proofs/${proof.id}`)).body.proof.log;
     assert.equal(origin, 'proofs.example.com/log');
     assert.ok(

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, verify } from 'node:crypto';
 import { test } from 'node:test';
+import { setTimeout as stopMoment } from 'node:timers/promises';
+import { within } from '../../test/wait.ts';
 import { SigningThread } from './signing-thread.ts';
 
 const ed25519 = generateKeyPairSync('ed25519');
@@ -47,15 +49,15 @@ test('every signature asked for is answered when the thread stops meanwhile', as
     const asked = Array.from({ length: 50 }, (_, i) =>
       thread.sign(null, Buffer.from(`m${i}`), ed25519.privateKey),
     );
-    // Stop at a different moment each round: before the batch crosses, while it is signed, after.
-    await new Promise((resolve) => setTimeout(resolve, round % 4));
+    // Part of the test: the stop comes at a different moment each round (before the batch crosses,
+    // while it is signed, after).
+    await stopMoment(round % 4);
     await thread.close();
-    const settled = await Promise.race([
-      Promise.allSettled(asked),
-      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000)),
-    ]);
-    assert.notEqual(settled, 'hung', `round ${round}: a request was never answered`);
-    (settled as PromiseSettledResult<Buffer>[]).forEach((outcome, i) => {
+    const settled = await within(Promise.allSettled(asked), {
+      what: `round ${round}: every request answered`,
+      timeoutMs: 5_000,
+    });
+    settled.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') {
         assert.ok(
           verify(null, Buffer.from(`m${i}`), ed25519.publicKey, outcome.value),

@@ -56,6 +56,7 @@ describe('POST /api/proof/notarize: creation', () => {
     const res = await notarize(notarizeBody({ metadata: { note: secretish } }));
     assert.equal(res.status, 200);
     const id = res.body.proof.id;
+    const reads = [];
     for (const path of [
       `/api/proofs/${id}`,
       `/api/verify/proofs/${id}`,
@@ -63,11 +64,14 @@ describe('POST /api/proof/notarize: creation', () => {
       `/api/proofs/search?q=${id}`,
     ]) {
       const read = await api(server.baseUrl, path);
+      reads.push(read);
       assert.equal(read.status, 200, path);
       assert.ok(!read.text.includes(secretish), path);
       assert.ok(read.text.includes('note'), `${path} shows the key name`);
     }
     assert.ok(!res.text.includes(secretish));
+    // Every request's access-log line is the last it writes: once they are all there, search.
+    for (const response of [res, ...reads]) await server.requestLogged(response);
     assert.ok(!server.logs.join('\n').includes(secretish), 'not logged either');
   });
 

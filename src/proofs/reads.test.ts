@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import {
   api,
   expectError,
+  loggedProof,
   notarizeBody,
   sampleHash,
   startServer,
   type TestServer,
   ignoringLog,
 } from '../../test/helper.ts';
+import { eventually } from '../../test/wait.ts';
 
 let server: TestServer;
 before(async () => (server = await startServer()));
@@ -161,19 +163,13 @@ describe('GET /api/proofs/search', () => {
     const label = `mixed page ${Date.now()}`;
     const made = [await create({ label }), await create({ label }), await create({ label })];
     // Once in the log, a proof read by id is kept in memory; the other two are read from the store.
-    let middle: any;
-    for (let i = 0; i < 100; i++) {
-      middle = (await api(server.baseUrl, `/api/proofs/${made[1]!.id}`)).body.proof;
-      if (middle.log !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const middle = await loggedProof(server.baseUrl, made[1]!.id);
     assert.notEqual(middle.log, null, 'the proof entered the log');
     // The newest one too (the next leaf), without reading it: the documents compared below are final.
-    for (let i = 0; i < 100; i++) {
-      const size = Number((await (await fetch(`${server.baseUrl}/log/checkpoint`)).text()).split('\n')[1]);
-      if (size > middle.log.leafIndex + 1) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(
+      async () => Number((await (await fetch(`${server.baseUrl}/log/checkpoint`)).text()).split('\n')[1]),
+      { what: 'the log takes in the newest proof', until: (size) => size > middle.log.leafIndex + 1 },
+    );
     const res = await api(server.baseUrl, `/api/proofs/search?q=${encodeURIComponent(label)}`);
     assert.equal(res.status, 200);
     const expected = await Promise.all(

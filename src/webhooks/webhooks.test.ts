@@ -9,10 +9,10 @@ import {
   notarizeBody,
   recordedAttempts,
   startServer,
-  waitUntil,
   type TestServer,
 } from '../../test/helper.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { deliveredProofId, startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { eventually } from '../../test/wait.ts';
 
 const ENV = { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
 const FAST = { webhookRetryScheduleMs: [100, 200, 400], webhookPollIntervalMs: 50 };
@@ -29,7 +29,37 @@ async function setUp(server: TestServer, receiver: WebhookReceiver, events?: str
   });
   assert.equal(created.status, 201, created.text);
   receiver.setSecret(created.body.secret);
-  return { admin, account, key, webhook: created.body.webhook, secret: created.body.secret as string };
+  return {
+    admin,
+    account,
+    key,
+    created,
+    webhook: created.body.webhook,
+    secret: created.body.secret as string,
+  };
+}
+
+/**
+ * Sends two marker proofs, each once the one before it was delivered to `sink`, and returns their ids.
+ * The dispatcher takes due events oldest first and sends one batch at a time: an event enqueued before
+ * this call goes out in the first marker's batch or an earlier one, and the second marker's batch starts
+ * only once that batch was sent. When the second marker arrives, every earlier event has arrived too.
+ */
+async function deliverMarkers(server: TestServer, key: string, sink: WebhookReceiver): Promise<string[]> {
+  const markers: string[] = [];
+  for (const label of ['first marker', 'second marker']) {
+    const made = await api(server.baseUrl, '/api/proof/notarize', {
+      body: notarizeBody({ label }),
+      headers: { 'x-service-key': key },
+    });
+    assert.equal(made.status, 200, made.text);
+    const id = made.body.proof.id as string;
+    await sink.waitUntil((received) => received.some((r) => deliveredProofId(r) === id), {
+      what: `the event of the ${label}`,
+    });
+    markers.push(id);
+  }
+  return markers;
 }
 
 describe('webhooks', () => {
@@ -46,7 +76,7 @@ describe('webhooks', () => {
   test('registration returns the secret once; listings never show it', async () => {
     receiver = await startWebhookReceiver();
     try {
-      const { admin, account, webhook, secret } = await setUp(server, receiver);
+      const { admin, account, webhook, secret, created } = await setUp(server, receiver);
       assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
       assert.match(webhook.id, /^wh_/);
       assert.deepEqual(webhook.events, ['proof.created']);
@@ -56,6 +86,9 @@ describe('webhooks', () => {
       assert.equal(list.status, 200);
       assert.deepEqual(list.body.webhooks, [{ webhook, recentDeliveries: [] }]);
       assert.ok(!list.text.includes(secret));
+      // Both requests are logged (their access lines are the last lines they write): then search.
+      await server.requestLogged(created);
+      await server.requestLogged(list);
       assert.ok(!server.logs.join('\n').includes(secret));
     } finally {
       await receiver.close();
@@ -75,8 +108,6 @@ describe('webhooks', () => {
       await api(server.baseUrl, '/api/proof/notarize', { body, headers: { 'x-service-key': key } });
       await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody() });
       const [delivery] = await receiver.waitFor(1);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(receiver.received.length, 1, 'one event: the replay and the anonymous proof send none');
       assert.ok(delivery);
       assert.equal(delivery.verifyError, undefined);
       const event = delivery.verified as any;
@@ -90,12 +121,10 @@ describe('webhooks', () => {
       assert.equal(event.timestamp, created.body.proof.timestamp);
       assert.ok(!delivery.body.includes('"build":7'), 'raw metadata is not sent');
       assert.match(String(delivery.headers['user-agent']), /^hashproof-webhooks\//);
-      await waitUntil(async () => {
-        const list = await admin(`/api/accounts/${account.id}/webhooks`);
-        return list.body.webhooks[0].recentDeliveries.length === 1;
-      });
-      const list = await admin(`/api/accounts/${account.id}/webhooks`);
-      const [record] = list.body.webhooks[0].recentDeliveries;
+      const [record] = await eventually(
+        async () => (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].recentDeliveries,
+        { what: 'the delivery is recorded', until: (recorded) => recorded.length === 1 },
+      );
       assert.equal(record.webhookId, webhook.id);
       assert.equal(record.eventId, event.id);
       assert.equal(record.eventType, 'proof.created');
@@ -105,6 +134,12 @@ describe('webhooks', () => {
       assert.equal(record.error, null);
       assert.equal(record.nextAttemptAt, null);
       assert.ok(record.durationMs >= 0);
+      const markers = await deliverMarkers(server, key, receiver);
+      assert.deepEqual(
+        receiver.received.map(deliveredProofId),
+        [created.body.proof.id, ...markers],
+        'one event: the replay and the anonymous proof send none',
+      );
     } finally {
       await receiver.close();
     }
@@ -166,7 +201,8 @@ describe('webhooks', () => {
         ],
       );
       assert.equal(byAttempt[3].nextAttemptAt, null, 'the last scheduled attempt failed: no more');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Recorded with no next attempt, the task is finished: nothing sends it again. Each redirect was
+      // answered (and not followed) before its attempt was recorded.
       assert.equal(receiver.received.length, 4);
       assert.equal(target.received.length, 0, 'the redirect target got no request');
     } finally {
@@ -199,13 +235,14 @@ describe('webhooks', () => {
       await healthy.waitFor(3, 5_000);
       assert.ok(healthy.received.every((r) => r.verifyError === undefined));
       await hanging.waitFor(4, 10_000); // three first attempts and at least one retry
-      let failures: any[] = [];
-      await waitUntil(async () => {
-        const hooks = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks as any[];
-        const stuck = hooks.find((h) => h.webhook.name === 'sink');
-        failures = stuck.recentDeliveries.filter((d: any) => d.status === 'failed');
-        return failures.length >= 3;
-      });
+      const failures = await eventually(
+        async () => {
+          const hooks = (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks as any[];
+          const stuck = hooks.find((h) => h.webhook.name === 'sink');
+          return stuck.recentDeliveries.filter((d: any) => d.status === 'failed') as any[];
+        },
+        { what: 'three failed attempts recorded', until: (failed) => failed.length >= 3 },
+      );
       assert.ok(
         failures.every((d) => d.responseStatus === null && /timeout|timed out/i.test(String(d.error))),
         JSON.stringify(failures[0]),
@@ -221,6 +258,7 @@ describe('webhooks', () => {
 
   test('after the last scheduled retry the delivery is failed; a 410 disables the webhook', async () => {
     receiver = await startWebhookReceiver();
+    const other = await startWebhookReceiver();
     try {
       const { admin, account, key } = await setUp(server, receiver);
       receiver.respondWith([503, 503, 503, 503]);
@@ -230,9 +268,9 @@ describe('webhooks', () => {
       });
       await receiver.waitFor(4);
       const deliveries = await recordedAttempts(server.baseUrl, account.id, 4);
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      assert.equal(receiver.received.length, 4, '1 attempt + 3 retries, then no more');
+      // The last attempt is recorded with no next one: the task is finished, nothing sends it again.
       assert.deepEqual(deliveries.map((d) => d.nextAttemptAt === null).sort(), [false, false, false, true]);
+      assert.equal(receiver.received.length, 4, '1 attempt + 3 retries, then no more');
 
       receiver.respondWith([410]);
       await api(server.baseUrl, '/api/proof/notarize', {
@@ -240,19 +278,22 @@ describe('webhooks', () => {
         headers: { 'x-service-key': key },
       });
       await receiver.waitFor(5);
-      await waitUntil(
-        async () =>
-          (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].webhook.status ===
-          'disabled',
+      await eventually(
+        async () => (await admin(`/api/accounts/${account.id}/webhooks`)).body.webhooks[0].webhook.status,
+        { what: 'the webhook is disabled', until: (status) => status === 'disabled' },
       );
+      // Another webhook of the account, still active, receives the markers that show the events are out.
+      const active = await admin(`/api/accounts/${account.id}/webhooks`, { url: other.url, name: 'other' });
+      other.setSecret(active.body.secret);
       await api(server.baseUrl, '/api/proof/notarize', {
         body: notarizeBody(),
         headers: { 'x-service-key': key },
       });
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await deliverMarkers(server, key, other);
       assert.equal(receiver.received.length, 5, 'a disabled webhook gets nothing more');
     } finally {
       await receiver.close();
+      await other.close();
     }
   });
 
@@ -315,14 +356,15 @@ test('a receiver that is down while the service restarts still gets the event af
     webhookRetryScheduleMs: [150, 150, 150, 150, 150, 150],
     webhookPollIntervalMs: 50,
   });
-  const { key, secret } = await setUp(first, receiver);
+  const { account, key, secret } = await setUp(first, receiver);
   await receiver.close();
   const created = await api(first.baseUrl, '/api/proof/notarize', {
     body: notarizeBody(),
     headers: { 'x-service-key': key },
   });
   assert.equal(created.status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The first attempt fails while the receiver is down; the restart comes with the event still to send.
+  await recordedAttempts(first.baseUrl, account.id, 1);
   await first.close();
 
   const revived = await startWebhookReceiver(port);
