@@ -70,7 +70,7 @@ export class ProofChecks {
         timestampToken:
           tstSignature === null
             ? null
-            : tsa.token(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64')),
+            : tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64')),
         inclusion,
       },
       {

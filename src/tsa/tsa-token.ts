@@ -13,7 +13,7 @@ import { Certificate } from '@peculiar/asn1-x509';
 /** The policy of our tokens: an OID under the UUID arc (ITU-T X.667), which needs no registration. */
 export const TSA_POLICY = '2.25.311911732591093965693728091516225122863';
 
-const OID = {
+export const OID = {
   sha256: '2.16.840.1.101.3.4.2.1',
   sha384: '2.16.840.1.101.3.4.2.2',
   sha512: '2.16.840.1.101.3.4.2.3',
@@ -71,7 +71,7 @@ export function tokenSigner(certDer: Buffer): TokenSigner {
 export function signedAttributes(
   request: TokenRequest,
   signer: TokenSigner,
-): { tstInfo: Buffer; attributes: Buffer[]; set: Buffer } {
+): { tstInfo: Buffer; digest: Buffer; attributes: Buffer[]; set: Buffer } {
   const tstInfo = seq(
     int(Buffer.from([1])),
     POLICY_DER,
@@ -82,14 +82,15 @@ export function signedAttributes(
     ...(request.nonce ? [int(request.nonce)] : []),
     signer.tsaName,
   );
+  const digest = sha256(tstInfo);
   const attributes = [
     seq(oid(OID.contentType), tlv(0x31, oid(OID.tstInfo))),
-    seq(oid(OID.messageDigest), tlv(0x31, tlv(0x04, sha256(tstInfo)))),
+    seq(oid(OID.messageDigest), tlv(0x31, tlv(0x04, digest))),
     // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; an ESSCertIDv2 with the
     // default hash algorithm (SHA-256) is SEQUENCE { certHash OCTET STRING }.
     seq(oid(OID.signingCertificateV2), tlv(0x31, seq(seq(seq(tlv(0x04, signer.certHash)))))),
   ].sort((a, b) => Buffer.compare(a, b)); // DER orders a SET OF by encoding
-  return { tstInfo, attributes, set: tlv(0x31, ...attributes) };
+  return { tstInfo, digest, attributes, set: tlv(0x31, ...attributes) };
 }
 
 /** The granted TimeStampResp (DER) of a request and the ECDSA signature over its signed attributes. */

@@ -1,13 +1,6 @@
 import type { SignFn } from '../core/signing.ts';
-import {
-  createPrivateKey,
-  randomBytes,
-  sign,
-  verify,
-  webcrypto,
-  X509Certificate,
-  type KeyObject,
-} from 'node:crypto';
+import type { TokenParts } from '../verify/timestamp-token.ts';
+import { createPrivateKey, randomBytes, sign, webcrypto, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -16,6 +9,7 @@ import {
   FAILURE,
   grantedResponse,
   HASH_LENGTHS,
+  OID,
   rejection,
   signedAttributes,
   tokenSigner,
@@ -96,19 +90,26 @@ export class Tsa {
     return grantedResponse(request, this.#signer, signature);
   }
 
+  /**
+   * The parts of the token `token(request, signature)` would give, as a verifier reads them
+   * (verify/timestamp-token.ts), taken from what builds the token rather than parsed back out of it.
+   */
+  tokenParts(request: TokenRequest, signature: Buffer): TokenParts {
+    const { tstInfo, digest, set } = signedAttributes(request, this.#signer);
+    return {
+      imprintAlgorithm: request.hashAlgorithm ?? OID.sha256,
+      imprint: request.hash,
+      genTime: request.genTime,
+      tstInfo,
+      messageDigest: digest,
+      signedAttributes: set,
+      signature,
+    };
+  }
+
   /** A granted TimeStampResp (DER) for the request, signed now. */
   issue(request: TokenRequest): Buffer {
     return this.token(request, this.sign(request));
-  }
-
-  /** Does `signature` sign this request's token under the TSA key? */
-  verifySignature(request: TokenRequest, signature: Buffer): boolean {
-    return verify(
-      'sha256',
-      signedAttributes(request, this.#signer).set,
-      { key: this.publicKey, dsaEncoding: 'der' },
-      signature,
-    );
   }
 
   /**

@@ -5,7 +5,12 @@ import { signingMessage, type SignedProofFields } from '../core/proof-signature.
 import { verifyReceipt } from '../core/receipt.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
-import { verifyTimestampToken } from './timestamp-token.ts';
+import {
+  checkTimestampToken,
+  checkTsaChain,
+  parseTimestampToken,
+  type TokenParts,
+} from './timestamp-token.ts';
 
 /**
  * Whether a proof is good, decided in one place for everyone who asks: the service's verification
@@ -55,8 +60,8 @@ export interface Trust {
 export interface Evidence {
   /** `sha256:…` of the content the proof is checked against. */
   contentHash?: string;
-  /** The RFC 3161 TimeStampResp (DER). */
-  timestampToken?: Buffer | null;
+  /** The RFC 3161 TimeStampResp (DER), or the parts the checks read (the service's TSA has them). */
+  timestampToken?: Buffer | TokenParts | null;
   /**
    * An inclusion proof and the signed checkpoint (C2SP signed note) it leads to, or a C2SP tlog-proof
    * file that holds both.
@@ -187,7 +192,7 @@ function receiptCheck(
 
 function timestampCheck(
   proof: VerifiableProof,
-  token: Buffer | null | undefined,
+  token: Buffer | TokenParts | null | undefined,
   tsa: Trust['tsa'],
   memo: Memo,
 ): Check {
@@ -198,10 +203,27 @@ function timestampCheck(
   if (chain === undefined) return invalid('The TSA chain is not a certificate followed by its root');
   const hash = Buffer.from(proof.contentHash.toLowerCase().slice('sha256:'.length), 'hex');
   const genTime = new Date(proof.timestamp);
-  const problem = memo(
-    `t\0${chain.certificate.fingerprint256}\0${chain.root.fingerprint256}\0${proof.contentHash}\0${proof.timestamp}\0${token.toString('base64')}`,
-    () => verifyTimestampToken(token, hash, genTime, chain.certificate, chain.root),
-  );
+  const { certificate, root } = chain;
+  const problem =
+    memo(`c\0${certificate.fingerprint256}\0${root.fingerprint256}`, () =>
+      checkTsaChain(certificate, root),
+    ) ??
+    memo(
+      [
+        't',
+        certificate.fingerprint256,
+        proof.contentHash,
+        proof.timestamp,
+        ...(Buffer.isBuffer(token)
+          ? [token]
+          : [token.tstInfo, token.messageDigest, token.signedAttributes, token.signature]
+        ).map((bytes) => bytes.toString('base64')),
+      ].join('\0'),
+      () => {
+        const parts = Buffer.isBuffer(token) ? parseTimestampToken(token) : token;
+        return typeof parts === 'string' ? parts : checkTimestampToken(parts, hash, genTime, certificate);
+      },
+    );
   return problem === undefined
     ? valid(
         'The RFC 3161 token names this hash and timestamp, and its signature verifies with the TSA certificate',

@@ -7,25 +7,27 @@ import { PKIStatus, TimeStampResp, TSTInfo } from '@peculiar/asn1-tsp';
 
 const MESSAGE_DIGEST = '1.2.840.113549.1.9.4';
 const SHA256 = '2.16.840.1.101.3.4.2.1';
+const TIME_STAMPING = '1.3.6.1.5.5.7.3.8';
 
 /**
- * Checks an RFC 3161 TimeStampResp offline, as a client holding the token and the TSA chain would: the
- * response is granted, its imprint is `hash` (SHA-256), its genTime is `genTime`, the signed attributes
- * carry the digest of the TSTInfo, the ECDSA/RSA signature verifies with the TSA certificate, and that
- * certificate is issued by `root` and marked for time-stamping. Returns why not, or undefined.
+ * What the checks of an RFC 3161 token read: its message imprint and genTime, the DER TSTInfo, the
+ * message digest the signer signed for it, the DER SET OF signed attributes the signature covers, and
+ * the signature. A client gets them by parsing the token; the service's TSA has them at hand, since it
+ * built the token from them.
  */
-export function verifyTimestampToken(
-  response: Buffer,
-  hash: Buffer,
-  genTime: Date,
-  tsaCertificate: X509Certificate,
-  root: X509Certificate,
-): string | undefined {
+export interface TokenParts {
+  imprintAlgorithm: string;
+  imprint: Buffer;
+  genTime: Date;
+  tstInfo: Buffer;
+  messageDigest: Buffer;
+  signedAttributes: Buffer;
+  signature: Buffer;
+}
+
+/** The parts of a granted TimeStampResp (DER), or why it is not one. */
+export function parseTimestampToken(response: Buffer): TokenParts | string {
   try {
-    if (!tsaCertificate.verify(root.publicKey) || !tsaCertificate.checkIssued(root))
-      return 'the TSA certificate is not issued by the root';
-    if (!(tsaCertificate.keyUsage ?? []).includes('1.3.6.1.5.5.7.3.8'))
-      return 'the certificate is not for time-stamping';
     const parsed = AsnConvert.parse(response, TimeStampResp);
     if (parsed.status.status !== PKIStatus.granted || parsed.timeStampToken === undefined)
       return 'not granted';
@@ -33,31 +35,64 @@ export function verifyTimestampToken(
     const content = signedData.encapContentInfo.eContent?.single?.buffer;
     if (content === undefined) return 'the token has no TSTInfo';
     const info = AsnConvert.parse(content, TSTInfo);
-    if (info.messageImprint.hashAlgorithm.algorithm !== SHA256) return 'the imprint is not SHA-256';
-    if (!Buffer.from(info.messageImprint.hashedMessage.buffer).equals(hash))
-      return 'the imprint is another hash';
-    if (info.genTime.getTime() !== genTime.getTime()) return 'genTime is not the proof timestamp';
     const signer = signedData.signerInfos[0];
     if (signer?.signedAttrs === undefined) return 'the token has no signed attributes';
     const digest = signer.signedAttrs.find((a) => a.attrType === MESSAGE_DIGEST)?.attrValues[0];
     if (digest === undefined) return 'the token has no message digest';
-    const expected = createHash('sha256').update(Buffer.from(content)).digest();
-    if (!Buffer.from(AsnConvert.parse(digest, OctetString).buffer).equals(expected))
-      return 'the message digest does not match the TSTInfo';
-    // The signature covers the DER SET OF the signed attributes (as encoded in the token).
-    const set = Buffer.from(
-      new asn1js.Set({
-        value: signer.signedAttrs.map((a) => asn1js.fromBER(AsnConvert.serialize(a)).result),
-      }).toBER(),
-    );
+    return {
+      imprintAlgorithm: info.messageImprint.hashAlgorithm.algorithm,
+      imprint: Buffer.from(info.messageImprint.hashedMessage.buffer),
+      genTime: info.genTime,
+      tstInfo: Buffer.from(content),
+      messageDigest: Buffer.from(AsnConvert.parse(digest, OctetString).buffer),
+      // The signature covers the DER SET OF the signed attributes (as encoded in the token).
+      signedAttributes: Buffer.from(
+        new asn1js.Set({
+          value: signer.signedAttrs.map((a) => asn1js.fromBER(AsnConvert.serialize(a)).result),
+        }).toBER(),
+      ),
+      signature: Buffer.from(signer.signature.buffer),
+    };
+  } catch {
+    return 'the token does not parse';
+  }
+}
+
+/** Is the TSA certificate issued by `root` and marked for time-stamping? Why not, or undefined. */
+export function checkTsaChain(tsaCertificate: X509Certificate, root: X509Certificate): string | undefined {
+  if (!tsaCertificate.verify(root.publicKey) || !tsaCertificate.checkIssued(root))
+    return 'the TSA certificate is not issued by the root';
+  if (!(tsaCertificate.keyUsage ?? []).includes(TIME_STAMPING))
+    return 'the certificate is not for time-stamping';
+  return undefined;
+}
+
+/**
+ * Checks an RFC 3161 token as a client holding it would (RFC 3161 §2.4.2, RFC 5652 §5.4): its imprint
+ * is `hash` (SHA-256), its genTime is `genTime`, the signed message digest is that of the TSTInfo, and
+ * the ECDSA/RSA signature over the signed attributes verifies with the TSA certificate (whose chain
+ * `checkTsaChain` checks). Returns why not, or undefined.
+ */
+export function checkTimestampToken(
+  token: TokenParts,
+  hash: Buffer,
+  genTime: Date,
+  tsaCertificate: X509Certificate,
+): string | undefined {
+  if (token.imprintAlgorithm !== SHA256) return 'the imprint is not SHA-256';
+  if (!token.imprint.equals(hash)) return 'the imprint is another hash';
+  if (token.genTime.getTime() !== genTime.getTime()) return 'genTime is not the proof timestamp';
+  if (!createHash('sha256').update(token.tstInfo).digest().equals(token.messageDigest))
+    return 'the message digest does not match the TSTInfo';
+  try {
     const isValid = verify(
       'sha256',
-      set,
+      token.signedAttributes,
       { key: tsaCertificate.publicKey, dsaEncoding: 'der' },
-      Buffer.from(signer.signature.buffer),
+      token.signature,
     );
     return isValid ? undefined : 'the signature does not verify with the TSA certificate';
   } catch {
-    return 'the token does not parse';
+    return 'the signature does not verify with the TSA certificate';
   }
 }
