@@ -10,7 +10,6 @@ import { api, makeDataDir } from '../../test/helper.ts';
 import { NETWORK } from '../../test/x402-chain.ts';
 import { NOTARIZE, payingFetch } from '../../test/x402-client.ts';
 import {
-  PRICE_UNITS,
   body,
   chain,
   facilitator,
@@ -21,6 +20,8 @@ import {
   signedPayment,
   withX402Service,
 } from './x402-test-setup.ts';
+
+const PRICE_UNITS = 5000n;
 
 withX402Service();
 

@@ -13,8 +13,6 @@ import {
   signedPayment as signedPaymentFor,
 } from '../../test/x402-client.ts';
 
-export const PRICE_UNITS = 5000n;
-
 export let chain: Chain;
 export let facilitator: Facilitator;
 export let server: TestServer;
