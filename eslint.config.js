@@ -32,6 +32,8 @@ const LAYERS = [
   ['pages', 'health'],
 ];
 const COMPOSITION = ['../context.ts', '../app.ts', '../main.ts'];
+/** Tests, and the set-up modules that several tests of a folder share. */
+const TEST_CODE = ['**/*.test.ts', '**/*-test-setup.ts'];
 
 /** An import of another feature's inside, by relative path from a sibling folder. */
 const insideOf = (/** @type {string} */ feature) => ({
@@ -66,12 +68,12 @@ const onlyFrom = (/** @type {string[]} */ allowed, /** @type {string} */ message
 const importRules = [
   ...Object.keys(PUBLIC).map((folder) => ({
     files: [`src/${folder}/**/*.ts`],
-    ignores: ['**/*.test.ts'],
+    ignores: TEST_CODE,
     rules: { 'no-restricted-imports': ['error', { patterns: boundaries(folder) }] },
   })),
   {
     files: ['src/core/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    ignores: TEST_CODE,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -81,7 +83,7 @@ const importRules = [
   },
   {
     files: ['src/verify/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    ignores: TEST_CODE,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -91,7 +93,7 @@ const importRules = [
   },
   {
     files: ['src/client/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    ignores: TEST_CODE,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -101,7 +103,7 @@ const importRules = [
   },
   {
     files: ['src/http/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    ignores: TEST_CODE,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -147,7 +149,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'test/**/*.ts', 'scripts/**/*.ts'],
+    files: [...TEST_CODE, 'test/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
