@@ -11,6 +11,7 @@ import {
   type VerifiableProof,
   type VerificationReport,
 } from '../verify/proof-verifier.ts';
+import type { TokenParts } from '../verify/timestamp-token.ts';
 import type { Proof } from './proof-schemas.ts';
 
 /** Check results kept (oldest dropped first): about 4 MB at most. */
@@ -42,6 +43,8 @@ export class ProofChecks {
     return result;
   };
   readonly #hmac: NonNullable<Trust['hmac']>;
+  /** The parts of stored proofs' tokens, by the stored fields they are built from. */
+  readonly #tokens = new BoundedMap<string, TokenParts>(CHECK_CACHE_SIZE);
 
   constructor(deps: ProofChecksDeps) {
     this.#deps = deps;
@@ -56,6 +59,16 @@ export class ProofChecks {
     return checkSignature(proof, this.#hmac, this.#memo).status === 'valid';
   }
 
+  #tokenParts(proof: Proof, tstSignature: string): TokenParts {
+    const key = `${proof.id}\0${proof.contentHash}\0${proof.timestamp}\0${tstSignature}`;
+    let parts = this.#tokens.get(key);
+    if (parts === undefined) {
+      parts = this.#deps.tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64'));
+      this.#tokens.set(key, parts);
+    }
+    return parts;
+  }
+
   /** Checks a stored proof with the evidence the store holds now (never from memory). */
   async report(proof: Proof, tstSignature: string | null): Promise<VerificationReport> {
     const { keyring, tsa, log } = this.#deps;
@@ -67,10 +80,7 @@ export class ProofChecks {
     return verifyProof(
       proof,
       {
-        timestampToken:
-          tstSignature === null
-            ? null
-            : tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64')),
+        timestampToken: tstSignature === null ? null : this.#tokenParts(proof, tstSignature),
         inclusion,
       },
       {

@@ -1,4 +1,4 @@
-import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { isProofId } from '../core/ids.ts';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
@@ -95,8 +95,8 @@ export function verifyProof(
   trust: Trust,
   memo: Memo = noMemo,
 ): VerificationReport {
-  const format = formatCheck(proof);
-  const message = format.status === 'valid' ? signingMessage(proof) : '';
+  const message = messageOf(proof);
+  const format = formatCheck(proof, message);
   const checks: VerificationReport['checks'] = {
     contentHash: contentHashCheck(proof, evidence.contentHash),
     format,
@@ -119,15 +119,23 @@ const valid = (message: string): Check => ({ status: 'valid', message });
 const invalid = (message: string): Check => ({ status: 'invalid', message });
 const unavailable = (message: string): Check => ({ status: 'unavailable', message });
 
-function formatCheck(proof: VerifiableProof): Check {
-  let isWellFormed =
-    isProofId(proof.id) && !Number.isNaN(Date.parse(proof.timestamp)) && HMAC_SIGNATURE.test(proof.signature);
+/** The signing message of a well-formed proof; '' for a malformed one (nothing then verifies over it). */
+function messageOf(proof: VerifiableProof): string {
+  if (
+    !isProofId(proof.id) ||
+    Number.isNaN(Date.parse(proof.timestamp)) ||
+    !HMAC_SIGNATURE.test(proof.signature)
+  )
+    return '';
   try {
-    signingMessage(proof);
+    return signingMessage(proof);
   } catch {
-    isWellFormed = false;
+    return '';
   }
-  return isWellFormed ? valid('The proof is well formed') : invalid('The proof is malformed');
+}
+
+function formatCheck(proof: VerifiableProof, message: string): Check {
+  return message !== '' ? valid('The proof is well formed') : invalid('The proof is malformed');
 }
 
 function contentHashCheck(proof: VerifiableProof, contentHash: string | undefined): Check {
@@ -150,9 +158,9 @@ export function checkSignature(
     metadataHash: proof.metadataHash,
     label: proof.label,
   };
-  const isValid = memo(`h\0${proof.keyId}\0${proof.signature}\0${signingMessage(fields)}`, () =>
-    hmac(fields, proof.signature, proof.keyId),
-  );
+  const { id, timestamp, contentHash, metadataHash, label } = fields;
+  const key = ['h', proof.keyId, proof.signature, id, timestamp, contentHash, metadataHash, label].join('\0');
+  const isValid = memo(key, () => hmac(fields, proof.signature, proof.keyId));
   if (isValid === undefined)
     return invalid(`The signature's key ${proof.keyId} is not one of the service's keys`);
   return isValid
@@ -209,16 +217,15 @@ function timestampCheck(
       checkTsaChain(certificate, root),
     ) ??
     memo(
-      [
-        't',
-        certificate.fingerprint256,
-        proof.contentHash,
-        proof.timestamp,
-        ...(Buffer.isBuffer(token)
-          ? [token]
-          : [token.tstInfo, token.messageDigest, token.signedAttributes, token.signature]
-        ).map((bytes) => bytes.toString('base64')),
-      ].join('\0'),
+      't\0' +
+        digestOf([
+          Buffer.from(certificate.fingerprint256),
+          hash,
+          Buffer.from(proof.timestamp),
+          ...(Buffer.isBuffer(token)
+            ? [token]
+            : [token.tstInfo, token.messageDigest, token.signedAttributes, token.signature]),
+        ]),
       () => {
         const parts = Buffer.isBuffer(token) ? parseTimestampToken(token) : token;
         return typeof parts === 'string' ? parts : checkTimestampToken(parts, hash, genTime, certificate);
@@ -278,6 +285,13 @@ function inclusionCheck(
       ? valid(`Leaf ${leafIndex} is included in the signed tree of ${treeSize} entries`)
       : invalid('The inclusion proof does not lead from this proof to the signed root')),
   };
+}
+
+/** A memo key naming several inputs at once: SHA-256 over each one's length and bytes. */
+function digestOf(inputs: readonly Uint8Array[]): string {
+  const hash = createHash('sha256');
+  for (const input of inputs) hash.update(`${input.length}:`).update(input);
+  return hash.digest('base64');
 }
 
 function openCheckpoint(note: string, vkey: string): { size: number; rootHash: Uint8Array } | undefined {
