@@ -1,5 +1,4 @@
 import dns from 'node:dns';
-import type { AgentOptions } from 'node:http';
 import { isIP, Socket, type LookupFunction, type TcpNetConnectOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
@@ -57,25 +56,28 @@ function connectChecked(
   return connect({ ...options, lookup: publicOnlyLookup(options.lookup ?? resolve) }, listener);
 }
 
-/** `resolve` looks host names up (dns.lookup unless a test says otherwise). */
-export class PublicHttpAgent extends RequestFilteringHttpAgent {
-  readonly #resolve: LookupFunction;
-  constructor(options: AgentOptions, resolve: LookupFunction = dns.lookup) {
-    super(options);
-    this.#resolve = resolve;
-  }
-  override createConnection(options: TcpNetConnectOpts, listener?: Listener): Duplex | Socket {
-    return connectChecked((o, l) => super.createConnection(o, l), this.#resolve, options, listener);
-  }
+// A mixin's base must be typed as a constructor of any arguments (TypeScript's rule for mixins).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type FilteringAgent = new (...args: any[]) => {
+  createConnection(options: TcpNetConnectOpts, listener?: Listener): Duplex | Socket;
+};
+
+/**
+ * An agent of `Base` (request-filtering-agent's HTTP or HTTPS agent) whose connections go only to public
+ * addresses. `resolve` looks host names up (dns.lookup unless a test says otherwise).
+ */
+function publicAgent<T extends FilteringAgent>(Base: T) {
+  return class extends Base {
+    #resolve: LookupFunction = dns.lookup;
+    withLookup(resolve: LookupFunction | undefined): this {
+      if (resolve !== undefined) this.#resolve = resolve;
+      return this;
+    }
+    override createConnection(options: TcpNetConnectOpts, listener?: Listener): Duplex | Socket {
+      return connectChecked((o, l) => super.createConnection(o, l), this.#resolve, options, listener);
+    }
+  };
 }
 
-export class PublicHttpsAgent extends RequestFilteringHttpsAgent {
-  readonly #resolve: LookupFunction;
-  constructor(options: AgentOptions, resolve: LookupFunction = dns.lookup) {
-    super(options);
-    this.#resolve = resolve;
-  }
-  override createConnection(options: TcpNetConnectOpts, listener?: Listener): Duplex | Socket {
-    return connectChecked((o, l) => super.createConnection(o, l), this.#resolve, options, listener);
-  }
-}
+export const PublicHttpAgent = publicAgent(RequestFilteringHttpAgent);
+export const PublicHttpsAgent = publicAgent(RequestFilteringHttpsAgent);

@@ -37,8 +37,8 @@ export function createWebhookSender(options: {
   const agents = options.allowPrivate
     ? { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) }
     : {
-        http: new PublicHttpAgent({ keepAlive: false }, options.lookup),
-        https: new PublicHttpsAgent({ keepAlive: false }, options.lookup),
+        http: new PublicHttpAgent({ keepAlive: false }).withLookup(options.lookup),
+        https: new PublicHttpsAgent({ keepAlive: false }).withLookup(options.lookup),
       };
 
   return function send(request: WebhookRequest): Promise<SendResult> {
