@@ -1,6 +1,7 @@
 import type { RouteConfig } from '@x402/core/http';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import type { X402Config } from '../config.ts';
+import { X402_VERSION } from './terms.ts';
 
 const SERVICE_NAME = 'hashproof';
 const DESCRIPTION =
@@ -52,5 +53,16 @@ export function paidRoute(
         },
       },
     }),
+  };
+}
+
+/** `x-payment-info` of the paid operation in /openapi.json (the OpenAPI payment extension). */
+export function paymentInfo(x402: X402Config): Record<string, unknown> {
+  return {
+    protocols: ['x402'],
+    price: { mode: 'fixed', currency: 'USD', amount: x402.price.replace(/^\$/, '') },
+    x402Version: X402_VERSION,
+    scheme: 'exact',
+    network: x402.network,
   };
 }

@@ -7,8 +7,8 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import type { AppError } from '../errors.ts';
-import { PAID_ROUTE, X402_VERSION } from './terms.ts';
-import { paidRoute } from './x402-route.ts';
+import { PAID_ROUTE } from './terms.ts';
+import { paidRoute, paymentInfo } from './x402-route.ts';
 import {
   clip,
   decodeChallenge,
@@ -157,15 +157,9 @@ export class PaymentGate {
     return this.#resourceUrl;
   }
 
-  /** `x-payment-info` of the paid operation in /openapi.json (the OpenAPI payment extension). */
+  /** `x-payment-info` of the paid operation in /openapi.json. */
   get paymentInfo(): Record<string, unknown> {
-    return {
-      protocols: ['x402'],
-      price: { mode: 'fixed', currency: 'USD', amount: this.#config.price.replace(/^\$/, '') },
-      x402Version: X402_VERSION,
-      scheme: 'exact',
-      network: this.#config.network,
-    };
+    return paymentInfo(this.#config);
   }
 
   /**
