@@ -11,14 +11,7 @@ import {
   treeRoot,
   type NodeGetter,
 } from '../core/merkle-tree.ts';
-import {
-  formatVerifierKey,
-  openNote,
-  parseCheckpoint,
-  parseVerifierKey,
-  type Checkpoint,
-  type NoteVerifier,
-} from '../core/signed-note.ts';
+import { formatVerifierKey } from '../core/signed-note.ts';
 import { AppError } from '../errors.ts';
 import type { LogKey } from '../keys/keyring.ts';
 import type { LeafSource } from './leaf-source.ts';
@@ -116,26 +109,6 @@ export class LogService {
 
   get origin(): string {
     return this.#origin;
-  }
-
-  #verifier: { vkey: string; verifier: NoteVerifier } | undefined;
-  #lastOpened: { note: string; checkpoint: Checkpoint } | undefined;
-
-  /**
-   * The checkpoint of a signed note if its signature verifies with the log key; undefined otherwise.
-   * The newest note verified is remembered (every verify report checks against the same one).
-   */
-  openCheckpoint(note: string): Checkpoint | undefined {
-    if (this.#lastOpened?.note === note) return this.#lastOpened.checkpoint;
-    if (this.#verifier?.vkey !== this.#vkey)
-      this.#verifier = { vkey: this.#vkey, verifier: parseVerifierKey(this.#vkey) };
-    try {
-      const checkpoint = parseCheckpoint(openNote(note, this.#verifier.verifier));
-      this.#lastOpened = { note, checkpoint };
-      return checkpoint;
-    } catch {
-      return undefined;
-    }
   }
 
   /** The C2SP verifier key of the log (`origin+keyid+base64`). */

@@ -43,8 +43,6 @@ export class ProofChecks {
     return result;
   };
   readonly #hmac: NonNullable<Trust['hmac']>;
-  /** The parts of stored proofs' tokens, by the stored fields they are built from. */
-  readonly #tokens = new BoundedMap<string, TokenParts>(CHECK_CACHE_SIZE);
 
   constructor(deps: ProofChecksDeps) {
     this.#deps = deps;
@@ -59,19 +57,17 @@ export class ProofChecks {
     return checkSignature(proof, this.#hmac, this.#memo).status === 'valid';
   }
 
+  /** The parts of a stored proof's token, rebuilt once from the stored fields it is made of. */
   #tokenParts(proof: Proof, tstSignature: string): TokenParts {
-    const key = `${proof.id}\0${proof.contentHash}\0${proof.timestamp}\0${tstSignature}`;
-    let parts = this.#tokens.get(key);
-    if (parts === undefined) {
-      parts = this.#deps.tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64'));
-      this.#tokens.set(key, parts);
-    }
-    return parts;
+    return this.#memo(`p\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}\0${tstSignature}`, () =>
+      this.#deps.tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64')),
+    );
   }
 
   /** Checks a stored proof with the evidence the store holds now (never from memory). */
   async report(proof: Proof, tstSignature: string | null): Promise<VerificationReport> {
     const { keyring, tsa, log } = this.#deps;
+    // A receipt key this instance has not seen (another one made it) is read from the key directory.
     if (proof.receipt !== null) keyring.findReceiptKey(proof.receipt.keyId);
     const inclusion =
       proof.log === null || proof.log === undefined

@@ -151,14 +151,8 @@ export function checkSignature(
   hmac: NonNullable<Trust['hmac']>,
   memo: Memo = noMemo,
 ): Check {
-  const fields = {
-    id: proof.id,
-    timestamp: proof.timestamp,
-    contentHash: proof.contentHash,
-    metadataHash: proof.metadataHash,
-    label: proof.label,
-  };
-  const { id, timestamp, contentHash, metadataHash, label } = fields;
+  const { id, timestamp, contentHash, metadataHash, label } = proof;
+  const fields = { id, timestamp, contentHash, metadataHash, label };
   const key = ['h', proof.keyId, proof.signature, id, timestamp, contentHash, metadataHash, label].join('\0');
   const isValid = memo(key, () => hmac(fields, proof.signature, proof.keyId));
   if (isValid === undefined)
@@ -275,7 +269,7 @@ function inclusionCheck(
       leafIndex,
       treeSize,
       leafHash(Buffer.from(message, 'utf8')),
-      [...proof.hashes],
+      proof.hashes,
       checkpoint.rootHash,
     );
   return {
