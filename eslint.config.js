@@ -21,6 +21,7 @@ const PUBLIC = {
   stats: ['stats-service.ts'],
   proofs: ['proofs-service.ts', 'proof-schemas.ts'],
   webhooks: ['webhooks-service.ts', 'webhooks-schemas.ts'],
+  anchors: ['anchors-service.ts', 'anchors-schemas.ts'],
   pages: [],
   health: [],
 };
@@ -28,7 +29,7 @@ const PUBLIC = {
 const LAYERS = [
   ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments'],
   ['proofs'],
-  ['webhooks'],
+  ['webhooks', 'anchors'],
   ['pages', 'health'],
 ];
 const COMPOSITION = ['../context.ts', '../app.ts', '../main.ts'];

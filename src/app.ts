@@ -32,6 +32,7 @@ import { webhooksRoutes } from './webhooks/webhooks-routes.ts';
 import { discoveryRoutes } from './payments/discovery.ts';
 import { logRoutes } from './log/log-routes.ts';
 import { tsaRoutes } from './tsa/tsa-routes.ts';
+import { anchorsRoutes } from './anchors/anchors-routes.ts';
 
 const BODY_LIMIT_BYTES = 128 * 1024;
 
@@ -194,6 +195,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     discoveryRoutes,
     logRoutes,
     tsaRoutes,
+    anchorsRoutes,
   ];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;

@@ -43,6 +43,17 @@ export interface Config {
   trustProxy: string[] | undefined;
   logLevel: string;
   securityContact: string | undefined;
+  /** Outside vouchers for the log's checkpoints (docs/deploy.md, "Anchors"); both lists empty: none. */
+  anchors: AnchorConfig;
+}
+
+export interface AnchorConfig {
+  /** RFC 3161 time-stamping authorities (HTTP POST `application/timestamp-query`). */
+  tsaUrls: string[];
+  /** OpenTimestamps calendar base URLs. */
+  otsCalendars: string[];
+  /** The newest checkpoint is anchored at most this often, when the tree grew since the last anchor. */
+  intervalMs: number;
 }
 
 /** Thrown with one line per bad variable, each naming the variable and what is wrong. */
@@ -172,6 +183,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = read('LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
 
+  const urlList = (name: string): string[] => {
+    const urls = (read(name) ?? '')
+      .split(',')
+      .map((s) => s.trim().replace(/\/+$/, ''))
+      .filter(Boolean);
+    for (const url of urls) {
+      if (!/^https?:\/\//.test(url) || !URL.canParse(url))
+        problems.push(`${name}: each entry must be an http(s) URL, got "${url}"`);
+    }
+    return [...new Set(urls)];
+  };
+  const anchors: AnchorConfig = {
+    tsaUrls: urlList('ANCHOR_TSA_URLS'),
+    otsCalendars: urlList('ANCHOR_OTS_CALENDARS'),
+    intervalMs: integer('ANCHOR_INTERVAL_MS', 60_000, 10, 86_400_000),
+  };
+
   const adminKey = read('SERVICE_ADMIN_KEY');
   if (adminKey !== undefined && adminKey.length < 16) {
     problems.push('SERVICE_ADMIN_KEY: must be at least 16 characters');
@@ -198,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     logLevel,
     securityContact: read('SECURITY_CONTACT'),
+    anchors,
   };
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://');

@@ -22,6 +22,9 @@ import { proofFigures } from './proofs/proof-figures-store.ts';
 import { Tsa } from './tsa/tsa.ts';
 import { SigningThread } from './platform/signing-thread.ts';
 import type { FacilitatorClient } from '@x402/core/server';
+import { AnchorStore } from './anchors/anchor-store.ts';
+import { AnchorWorker } from './anchors/anchor-worker.ts';
+import { AnchorsService } from './anchors/anchors-service.ts';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
 export interface AppContext {
@@ -40,6 +43,10 @@ export interface AppContext {
   log: LogService;
   /** The one writer of the log on this instance, started by `start`, stopped by `close`. */
   sequencer: Sequencer;
+  /** The anchors of the log's checkpoints by outside authorities and calendars: their reads. */
+  anchors: AnchorsService;
+  /** The one anchoring worker of the deployment (a lease picks the instance), started by `start`. */
+  anchoring: AnchorWorker;
   /** The x402 payment gate; undefined in demo mode. */
   payments: PaymentGate | undefined;
   /** Starts the background loops (the webhook dispatcher, the log sequencer). */
@@ -119,6 +126,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     log,
   });
   await transparencyLog.open();
+  const anchoring = new AnchorWorker({
+    store: new AnchorStore(db),
+    config: config.anchors,
+    latest: () => transparencyLog.latest(),
+    clock,
+    log,
+  });
   const sequencer = new Sequencer({
     store: logStore,
     leaves,
@@ -126,7 +140,10 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     origin: transparencyLog.origin,
     clock,
     log,
-    onSigned: (checkpoint) => transparencyLog.remember(checkpoint),
+    onSigned: (checkpoint) => {
+      transparencyLog.remember(checkpoint);
+      anchoring.nudge();
+    },
   });
   const signing = new SigningThread();
   const proofs = new ProofsService({
@@ -146,6 +163,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       sequencer.nudge();
     },
   });
+  const anchorStore = new AnchorStore(db);
+  const anchors = new AnchorsService({ store: anchorStore, config: config.anchors, proofs, log: transparencyLog });
   const stats = new StatsService({ figures: proofFigures(db), clock });
   return {
     config,
@@ -160,16 +179,20 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     payments,
     log: transparencyLog,
     sequencer,
+    anchors,
+    anchoring,
     tsa,
     stats,
     start: () => {
       dispatcher.start();
       sequencer.start();
+      anchoring.start();
     },
     async close() {
       await dispatcher.stop();
       await proofs.drain();
       await sequencer.stop();
+      await anchoring.stop();
       await accounts.flush();
       await database.close();
       await signing.close();

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   idempotency_key_in_use: 409,
   not_yet_integrated: 409,
+  not_yet_anchored: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   request_timeout: 408,

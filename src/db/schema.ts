@@ -165,7 +165,59 @@ export interface PaymentAuthorizationsTable {
   created_at: number;
 }
 
+interface AnchorsTable {
+  tree_size: number;
+  root_hash: string;
+  checkpoint: string;
+  created_at: number;
+}
+
+interface AnchorTokensTable {
+  tree_size: number;
+  url: string;
+  /** The token's genTime, ms since the epoch. */
+  gen_time: number;
+  /** The DER TimeStampToken, base64. */
+  token: string;
+}
+
+interface AnchorCalendarsTable {
+  tree_size: number;
+  calendar: string;
+  /** The calendar's answer to the root hash (a serialized OpenTimestamps timestamp), base64. */
+  reply: string;
+  status: 'pending' | 'bitcoin';
+  bitcoin_height: number | null;
+  /** The calendar's upgrade of the pending commitment, base64, once Bitcoin attests it. */
+  upgrade: string | null;
+  checks: Generated<number>;
+  /** When to ask for the upgrade next; null once confirmed or given up. */
+  next_check_at: number | null;
+  submitted_at: number;
+}
+
+interface AnchorEndpointsTable {
+  url: string;
+  kind: 'rfc3161' | 'opentimestamps';
+  failures: Generated<number>;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  last_error: string | null;
+  retry_at: number | null;
+}
+
+interface AnchorLeaseTable {
+  id: number;
+  holder: string | null;
+  expires_at: number;
+}
+
 export interface Database {
+  anchors: AnchorsTable;
+  anchor_tokens: AnchorTokensTable;
+  anchor_calendars: AnchorCalendarsTable;
+  anchor_endpoints: AnchorEndpointsTable;
+  anchor_lease: AnchorLeaseTable;
   proofs: ProofsTable;
   proof_counts: ProofCountsTable;
   payment_authorizations: PaymentAuthorizationsTable;

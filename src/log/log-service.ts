@@ -23,6 +23,7 @@ const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 256;
 
 export type { LeafSource } from './leaf-source.ts';
+export type { SignedCheckpoint } from './log-store.ts';
 /**
  * How long a checkpoint read from the store answers for the newest one. Within an instance the
  * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed

@@ -77,14 +77,15 @@ export async function documentRoutes(app: FastifyInstance, ctx: AppContext): Pro
     async () => {
       let isDatabaseUp = true;
       let totals = null;
+      let anchors = null;
       try {
         await ctx.database.ping();
-        totals = await ctx.stats.totals();
+        [totals, anchors] = await Promise.all([ctx.stats.totals(), ctx.anchors.status()]);
       } catch (error) {
         isDatabaseUp = false;
         app.log.warn({ err: error }, 'status: the database does not answer');
       }
-      return buildStatus(facts(), { startedAtMs, isDatabaseUp, totals });
+      return buildStatus(facts(), { startedAtMs, isDatabaseUp, totals, anchors });
     },
   );
 

@@ -162,6 +162,32 @@ export const TrustSummary = Type.Object({
 });
 export type TrustSummary = Static<typeof TrustSummary>;
 
+const AnchorEndpoint = Type.Object({
+  url: Type.String(),
+  kind: Type.Union([Type.Literal('rfc3161'), Type.Literal('opentimestamps')]),
+  state: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('unused')], {
+    description: '`unused`: not asked yet since it was configured.',
+  }),
+  consecutiveFailures: Type.Integer(),
+  lastSuccessAt: Nullable(Type.String({ format: 'date-time' })),
+  lastFailureAt: Nullable(Type.String({ format: 'date-time' })),
+  lastError: Nullable(Type.String()),
+});
+const AnchorsStatus = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    ok: Type.Boolean({ description: 'False while an authority or calendar fails; proofs are still created.' }),
+    intervalMs: Type.Optional(Type.Integer()),
+    lastAnchoredTreeSize: Type.Optional(Nullable(Type.Integer())),
+    lastAnchoredAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+    pendingBitcoin: Type.Optional(
+      Type.Integer({ description: 'Calendar submissions that Bitcoin has not attested yet.' }),
+    ),
+    endpoints: Type.Optional(Type.Array(AnchorEndpoint)),
+  },
+  { description: "Outside anchors of the log's checkpoints (docs/deploy.md, \"Anchors\")." },
+);
+
 export const Status = Type.Object({
   ok: Type.Boolean(),
   service: Type.String(),
@@ -179,6 +205,7 @@ export const Status = Type.Object({
     database: Type.Object({ engine: Type.String(), ok: Type.Boolean() }),
     signing: Type.Object({ ok: Type.Boolean(), activeKeyId: Type.String(), keyCount: Type.Integer() }),
     payments: Type.Object({ mode: Mode, ok: Type.Boolean(), network: Nullable(Type.String()) }),
+    anchors: AnchorsStatus,
   }),
   proofs: Type.Object({
     total: Nullable(Type.Integer()),

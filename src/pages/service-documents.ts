@@ -95,7 +95,10 @@ interface RuntimeState {
   startedAtMs: number;
   isDatabaseUp: boolean;
   totals: { total: number; latestAt: string | null } | null;
+  anchors: Awaited<ReturnType<AppContextAnchors['status']>> | null;
 }
+
+type AppContextAnchors = Facts['ctx']['anchors'];
 
 export function buildStatus(facts: Facts, state: RuntimeState): Static<typeof Status> {
   const { ctx, terms } = facts;
@@ -124,6 +127,12 @@ export function buildStatus(facts: Facts, state: RuntimeState): Static<typeof St
       database: { engine: ctx.database.engine, ok: state.isDatabaseUp },
       signing: { ok: true, activeKeyId: ctx.keyring.active.keyId, keyCount: ctx.keyring.list().length },
       payments: { mode: terms.mode, ok: isPaymentConfigured, network: terms.network },
+      anchors:
+        state.anchors === null
+          ? { enabled: ctx.anchors.enabled, ok: false }
+          : state.anchors.enabled
+            ? { ...state.anchors, ok: state.anchors.endpoints.every((e) => e.state !== 'failing') }
+            : { enabled: false, ok: true },
     },
     proofs: { total: state.totals?.total ?? null, latestAt: state.totals?.latestAt ?? null },
   };

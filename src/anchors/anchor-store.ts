@@ -1,0 +1,304 @@
+import type { Db } from '../db/index.ts';
+
+/** Every read and write of the anchor tables (migration 0012-anchors). */
+
+export interface StoredToken {
+  url: string;
+  genTime: number;
+  /** DER TimeStampToken. */
+  token: Buffer;
+}
+
+export interface StoredCalendar {
+  calendar: string;
+  /** The calendar's serialized timestamp of the root hash. */
+  reply: Buffer;
+  status: 'pending' | 'bitcoin';
+  bitcoinHeight: number | null;
+  /** The commitment the upgrade starts from and the calendar's serialized timestamp of it. */
+  upgrade: { commitment: Buffer; timestamp: Buffer } | null;
+}
+
+export interface StoredAnchor {
+  treeSize: number;
+  rootHash: Buffer;
+  checkpoint: string;
+  createdAt: number;
+  tokens: StoredToken[];
+  calendars: StoredCalendar[];
+}
+
+export interface EndpointHealth {
+  url: string;
+  kind: 'rfc3161' | 'opentimestamps';
+  failures: number;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  lastError: string | null;
+  retryAt: number | null;
+}
+
+export interface DueUpgrade {
+  treeSize: number;
+  rootHash: Buffer;
+  calendar: string;
+  reply: Buffer;
+  checks: number;
+  submittedAt: number;
+}
+
+/** An upgrade is stored with the commitment it starts from, hex, then a colon, then the timestamp. */
+const packUpgrade = (upgrade: { commitment: Buffer; timestamp: Buffer }): string =>
+  `${upgrade.commitment.toString('hex')}:${upgrade.timestamp.toString('base64')}`;
+function unpackUpgrade(text: string | null): StoredCalendar['upgrade'] {
+  if (text === null) return null;
+  const [hex, base64] = text.split(':');
+  return { commitment: Buffer.from(hex!, 'hex'), timestamp: Buffer.from(base64!, 'base64') };
+}
+
+export class AnchorStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * Takes or renews the anchoring lease for `holder` until `until`: true when `holder` now holds it
+   * (it held it already, or the last holder's lease ran out).
+   */
+  async lease(holder: string, now: number, until: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('anchor_lease')
+      .set({ holder, expires_at: until })
+      .where('id', '=', 1)
+      .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now)]))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async release(holder: string): Promise<void> {
+    await this.#db
+      .updateTable('anchor_lease')
+      .set({ holder: null, expires_at: 0 })
+      .where('id', '=', 1)
+      .where('holder', '=', holder)
+      .execute();
+  }
+
+  /** The largest anchored tree and when it was anchored; undefined before the first anchor. */
+  async newest(): Promise<{ treeSize: number; createdAt: number } | undefined> {
+    const row = await this.#db
+      .selectFrom('anchors')
+      .select(['tree_size', 'created_at'])
+      .orderBy('tree_size', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && { treeSize: Number(row.tree_size), createdAt: Number(row.created_at) };
+  }
+
+  /** Stores an anchor and its vouchers at once; false when that tree was anchored already. */
+  async add(anchor: StoredAnchor): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('anchors')
+        .values({
+          tree_size: anchor.treeSize,
+          root_hash: anchor.rootHash.toString('base64'),
+          checkpoint: anchor.checkpoint,
+          created_at: anchor.createdAt,
+        })
+        .onConflict((oc) => oc.column('tree_size').doNothing())
+        .returning('tree_size')
+        .executeTakeFirst();
+      if (inserted === undefined) return false;
+      if (anchor.tokens.length > 0) {
+        await trx
+          .insertInto('anchor_tokens')
+          .values(
+            anchor.tokens.map((t) => ({
+              tree_size: anchor.treeSize,
+              url: t.url,
+              gen_time: t.genTime,
+              token: t.token.toString('base64'),
+            })),
+          )
+          .execute();
+      }
+      if (anchor.calendars.length > 0) {
+        await trx
+          .insertInto('anchor_calendars')
+          .values(
+            anchor.calendars.map((c) => ({
+              tree_size: anchor.treeSize,
+              calendar: c.calendar,
+              reply: c.reply.toString('base64'),
+              status: c.status,
+              bitcoin_height: c.bitcoinHeight,
+              upgrade: c.upgrade && packUpgrade(c.upgrade),
+              next_check_at: anchor.createdAt,
+              submitted_at: anchor.createdAt,
+            })),
+          )
+          .execute();
+      }
+      return true;
+    });
+  }
+
+  /** Anchors newest first, below `before` when given. */
+  async list(limit: number, before?: number): Promise<StoredAnchor[]> {
+    let query = this.#db.selectFrom('anchors').selectAll().orderBy('tree_size', 'desc').limit(limit);
+    if (before !== undefined) query = query.where('tree_size', '<', before);
+    return this.#withVouchers(await query.execute());
+  }
+
+  /** The earliest anchor of a tree that holds leaf `leafIndex`. */
+  async earliestCovering(
+    leafIndex: number,
+    { withCalendars = false }: { withCalendars?: boolean } = {},
+  ): Promise<StoredAnchor | undefined> {
+    let query = this.#db.selectFrom('anchors').selectAll().where('tree_size', '>', leafIndex);
+    if (withCalendars) {
+      query = query.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('anchor_calendars as c')
+            .select('c.tree_size')
+            .whereRef('c.tree_size', '=', 'anchors.tree_size'),
+        ),
+      );
+    }
+    const rows = await query.orderBy('tree_size', 'asc').limit(1).execute();
+    return (await this.#withVouchers(rows))[0];
+  }
+
+  async #withVouchers(
+    rows: { tree_size: number; root_hash: string; checkpoint: string; created_at: number }[],
+  ): Promise<StoredAnchor[]> {
+    if (rows.length === 0) return [];
+    const sizes = rows.map((r) => r.tree_size);
+    const [tokens, calendars] = await Promise.all([
+      this.#db
+        .selectFrom('anchor_tokens')
+        .selectAll()
+        .where('tree_size', 'in', sizes)
+        .orderBy('url')
+        .execute(),
+      this.#db
+        .selectFrom('anchor_calendars')
+        .selectAll()
+        .where('tree_size', 'in', sizes)
+        .orderBy('calendar')
+        .execute(),
+    ]);
+    return rows.map((row) => ({
+      treeSize: Number(row.tree_size),
+      rootHash: Buffer.from(row.root_hash, 'base64'),
+      checkpoint: row.checkpoint,
+      createdAt: Number(row.created_at),
+      tokens: tokens
+        .filter((t) => Number(t.tree_size) === Number(row.tree_size))
+        .map((t) => ({ url: t.url, genTime: Number(t.gen_time), token: Buffer.from(t.token, 'base64') })),
+      calendars: calendars
+        .filter((c) => Number(c.tree_size) === Number(row.tree_size))
+        .map((c) => ({
+          calendar: c.calendar,
+          reply: Buffer.from(c.reply, 'base64'),
+          status: c.status,
+          bitcoinHeight: c.bitcoin_height,
+          upgrade: unpackUpgrade(c.upgrade),
+        })),
+    }));
+  }
+
+  /** Pending calendar attestations whose next upgrade check is due, oldest first. */
+  async dueUpgrades(now: number, limit: number): Promise<DueUpgrade[]> {
+    const rows = await this.#db
+      .selectFrom('anchor_calendars as c')
+      .innerJoin('anchors as a', 'a.tree_size', 'c.tree_size')
+      .select(['c.tree_size', 'a.root_hash', 'c.calendar', 'c.reply', 'c.checks', 'c.submitted_at'])
+      .where('c.status', '=', 'pending')
+      .where('c.next_check_at', '<=', now)
+      .orderBy('c.next_check_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      treeSize: Number(r.tree_size),
+      rootHash: Buffer.from(r.root_hash, 'base64'),
+      calendar: r.calendar,
+      reply: Buffer.from(r.reply, 'base64'),
+      checks: r.checks,
+      submittedAt: Number(r.submitted_at),
+    }));
+  }
+
+  /** Records one upgrade check: still pending until `nextCheckAt` (null: given up), or confirmed. */
+  async checked(
+    key: { treeSize: number; calendar: string },
+    outcome:
+      | { status: 'pending'; nextCheckAt: number | null }
+      | { status: 'bitcoin'; height: number; commitment: Buffer; timestamp: Buffer },
+  ): Promise<void> {
+    const update =
+      outcome.status === 'pending'
+        ? { next_check_at: outcome.nextCheckAt }
+        : {
+            status: 'bitcoin' as const,
+            bitcoin_height: outcome.height,
+            upgrade: packUpgrade(outcome),
+            next_check_at: null,
+          };
+    await this.#db
+      .updateTable('anchor_calendars')
+      .set((eb) => ({ ...update, checks: eb('checks', '+', 1) }))
+      .where('tree_size', '=', key.treeSize)
+      .where('calendar', '=', key.calendar)
+      .execute();
+  }
+
+  async pendingCount(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('anchor_calendars')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async endpoints(): Promise<EndpointHealth[]> {
+    const rows = await this.#db.selectFrom('anchor_endpoints').selectAll().orderBy('url').execute();
+    const time = (v: number | null) => (v === null ? null : Number(v));
+    return rows.map((r) => ({
+      url: r.url,
+      kind: r.kind,
+      failures: r.failures,
+      lastSuccessAt: time(r.last_success_at),
+      lastFailureAt: time(r.last_failure_at),
+      lastError: r.last_error,
+      retryAt: time(r.retry_at),
+    }));
+  }
+
+  /** Records an endpoint's success or failure (with when to try it again). */
+  async endpointResult(
+    endpoint: { url: string; kind: EndpointHealth['kind'] },
+    now: number,
+    failure?: { error: string; retryAt: number },
+  ): Promise<void> {
+    const values = failure
+      ? { last_failure_at: now, last_error: failure.error, retry_at: failure.retryAt }
+      : { last_success_at: now, retry_at: null, failures: 0 };
+    await this.#db
+      .insertInto('anchor_endpoints')
+      .values({ url: endpoint.url, kind: endpoint.kind, failures: failure ? 1 : 0, ...values })
+      .onConflict((oc) =>
+        oc.column('url').doUpdateSet((eb) => ({
+          ...values,
+          kind: endpoint.kind,
+          ...(failure ? { failures: eb('anchor_endpoints.failures', '+', 1) } : {}),
+        })),
+      )
+      .execute();
+  }
+}
