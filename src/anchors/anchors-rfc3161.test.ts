@@ -98,6 +98,10 @@ describe('anchors by an outside time-stamping authority', () => {
         Buffer.from(body.rootHash, 'base64'),
       ),
     );
+    // The proof page names the authority and when it vouched.
+    const page = (await api(server.baseUrl, `/proof/${id}`)).text;
+    assert.match(page, new RegExp(`RFC 3161 time-stamp by <code>${new URL(tsa.url).host}</code>`));
+    assert.ok(page.includes(`datetime="${body.rfc3161[0].genTime}"`));
     // The authority saw the checkpoint's hash, never anything of the proof itself.
     const imprint = createHash('sha256').update(checkpoint).digest('hex');
     assert.ok(tsa.imprints.items.includes(imprint));

@@ -80,6 +80,13 @@ export class AnchorsService {
     };
   }
 
+  /** The earliest anchor that holds a stored proof's log entry, for its page; undefined before. */
+  async anchorOf(proof: { log: { leafIndex: number } | null }) {
+    if (proof.log === null) return undefined;
+    const anchor = await this.#deps.store.earliestCovering(proof.log.leafIndex);
+    return anchor && present(anchor);
+  }
+
   /**
    * The OpenTimestamps file of the caller's own file: from the proof's contentHash through its leaf
    * and audit path to the anchored root, then through each calendar's operations to its attestation.

@@ -176,7 +176,9 @@ const AnchorEndpoint = Type.Object({
 const AnchorsStatus = Type.Object(
   {
     enabled: Type.Boolean(),
-    ok: Type.Boolean({ description: 'False while an authority or calendar fails; proofs are still created.' }),
+    ok: Type.Boolean({
+      description: 'False while an authority or calendar fails; proofs are still created.',
+    }),
     intervalMs: Type.Optional(Type.Integer()),
     lastAnchoredTreeSize: Type.Optional(Nullable(Type.Integer())),
     lastAnchoredAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
@@ -185,7 +187,7 @@ const AnchorsStatus = Type.Object(
     ),
     endpoints: Type.Optional(Type.Array(AnchorEndpoint)),
   },
-  { description: "Outside anchors of the log's checkpoints (docs/deploy.md, \"Anchors\")." },
+  { description: 'Outside anchors of the log\'s checkpoints (docs/deploy.md, "Anchors").' },
 );
 
 export const Status = Type.Object({

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { encodeInclusion } from '../log/log-service.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
+import { anchorsFact, type PageAnchor } from './anchor-facts.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { absoluteUrl } from './offering.ts';
@@ -73,6 +74,7 @@ export function renderProofPage(
   proof: Proof,
   checkedAt: string,
   inclusion?: PageInclusion,
+  anchors: { anchor: PageAnchor | undefined; enabled: boolean } = { anchor: undefined, enabled: false },
 ): string {
   const { id } = proof;
   const snippets = badgeSnippets(config, id);
@@ -135,13 +137,17 @@ export function renderProofPage(
           ${
             proof.timestampToken === null
               ? html`<span class="muted">none (made before tokens existed)</span>`
-              : html`<a href="${proof.timestampToken}">${id}.tsr</a>
+              : html`<a href="${proof.timestampToken}" download>${id}.tsr</a>
                   <span class="muted"
                     >verify with <code>openssl ts -verify</code> and
                     <a href="/api/tsa/certs.pem">the TSA certificates</a></span
                   >`
           }
         </dd>
+      </div>
+      <div>
+        <dt>Anchors</dt>
+        <dd>${anchorsFact(id, anchors.anchor, anchors.enabled)}</dd>
       </div>
       <div>
         <dt>Paid by</dt>

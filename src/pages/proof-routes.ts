@@ -35,9 +35,14 @@ export async function proofPageRoutes(app: FastifyInstance, ctx: AppContext): Pr
       if (proof === undefined)
         return sendHtml(reply, renderProofNotFound(ctx.config, request.params.id), 404);
       const checkedAt = new Date(ctx.clock.now()).toISOString();
-      const inclusion =
-        proof.log === null ? undefined : encodeInclusion(await ctx.log.inclusion(proof.log.leafIndex));
-      return sendHtml(reply, renderProofPage(ctx.config, proof, checkedAt, inclusion));
+      const [inclusion, anchor] = await Promise.all([
+        proof.log === null ? undefined : ctx.log.inclusion(proof.log.leafIndex).then(encodeInclusion),
+        ctx.anchors.anchorOf(proof),
+      ]);
+      return sendHtml(
+        reply,
+        renderProofPage(ctx.config, proof, checkedAt, inclusion, { anchor, enabled: ctx.anchors.enabled }),
+      );
     },
   );
 
