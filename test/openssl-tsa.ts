@@ -25,6 +25,8 @@ export interface OpensslTsa {
   rootPem: string;
   /** The message imprint (hex) of every request answered, in order. */
   imprints: Arrivals<string>;
+  /** When each imprint's reply was sent (`Date.now()`). */
+  answeredAt: Map<string, number>;
   /** `ok`: answers; `down`: answers 503; `hold`: keeps requests waiting until the mode changes. */
   mode: 'ok' | 'down' | 'hold';
   setMode(mode: 'ok' | 'down' | 'hold'): void;
@@ -141,6 +143,7 @@ export async function startOpensslTsa(name = 'Outside Test'): Promise<OpensslTsa
     tsaCertFile: path.join(dir, 'tsa.pem'),
     rootPem: readFileSync(path.join(dir, 'root.pem'), 'utf8'),
     imprints,
+    answeredAt: new Map(),
     mode: 'ok',
     setMode(mode) {
       tsa.mode = mode;
@@ -166,8 +169,10 @@ export async function startOpensslTsa(name = 'Outside Test'): Promise<OpensslTsa
       const query = Buffer.concat(chunks);
       const parsed = AsnConvert.parse(query, TimeStampReq);
       const bytes = await reply(query);
-      imprints.add(Buffer.from(parsed.messageImprint.hashedMessage.buffer).toString('hex'));
+      const imprint = Buffer.from(parsed.messageImprint.hashedMessage.buffer).toString('hex');
       response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(bytes);
+      tsa.answeredAt.set(imprint, Date.now());
+      imprints.add(imprint);
     } catch {
       response.writeHead(400).end();
     }
