@@ -244,3 +244,21 @@ test('timestamps the reference writes (every operation and attestation kind) rea
     'sha256',
   ]);
 });
+
+test('repeats are read once: an attestation twice is one, an operation twice is one with both trees', () => {
+  const bitcoin = (height: string) => `00 0588960d73d71901 01 ${height}`;
+  const t = readTimestamp(
+    hex(`ff ${bitcoin('07')} ff f0 01 01 ${bitcoin('02')}  ff ${bitcoin('07')}  f0 01 01 ${bitcoin('01')}`),
+    ZERO,
+  );
+  assert.deepEqual(t.attestations, [{ kind: 'bitcoin', height: 7 }]);
+  assert.equal(t.ops.length, 1);
+  assert.deepEqual(t.ops[0]!.next.attestations, [
+    { kind: 'bitcoin', height: 1 },
+    { kind: 'bitcoin', height: 2 },
+  ]);
+  assert.deepEqual(
+    writeTimestamp(t),
+    hex(`ff ${bitcoin('07')} f0 01 01 ff ${bitcoin('01')} ${bitcoin('02')}`),
+  );
+});

@@ -81,23 +81,27 @@ export function copy(t: OtsTimestamp): OtsTimestamp {
  * into copies), both in canonical order. The trees below are shared with `node`, not copied.
  */
 function canonicalNode(node: OtsTimestamp): OtsTimestamp {
+  const attestations = [...node.attestations].sort(compareAttestations);
+  const ops = node.ops.map((edge) => ({ ...edge })).sort((a, b) => compareOps(a.op, b.op));
   const level: OtsTimestamp = { msg: node.msg, attestations: [], ops: [] };
-  for (const attestation of node.attestations) addAttestation(level.attestations, attestation);
+  for (const attestation of attestations) {
+    const last = level.attestations.at(-1);
+    if (last === undefined || compareAttestations(last, attestation) !== 0)
+      level.attestations.push(attestation);
+  }
   const copied = new Set<OtsTimestamp>();
-  for (const { op, next } of node.ops) {
-    const same = level.ops.find((e) => compareOps(e.op, op) === 0);
-    if (same === undefined) {
-      level.ops.push({ op, next });
+  for (const edge of ops) {
+    const last = level.ops.at(-1);
+    if (last === undefined || compareOps(last.op, edge.op) !== 0) {
+      level.ops.push(edge);
       continue;
     }
-    if (!copied.has(same.next)) {
-      same.next = copy(same.next);
-      copied.add(same.next);
+    if (!copied.has(last.next)) {
+      last.next = copy(last.next);
+      copied.add(last.next);
     }
-    mergeInto(same.next, next);
+    mergeInto(last.next, edge.next);
   }
-  level.attestations.sort(compareAttestations);
-  level.ops.sort((a, b) => compareOps(a.op, b.op));
   return level;
 }
 
