@@ -214,7 +214,9 @@ test('the reference reads what this module writes and writes it again byte for b
   [...stamps, ...files].forEach((t, i) => {
     assert.equal(answers[i].error, undefined);
     assert.equal(answers[i].bytes, items[i]!.bytes);
-    assert.deepEqual(sortedDescriptions(answers[i].attestations), describedAttestations(t));
+    const bytes = Buffer.from(items[i]!.bytes, 'hex');
+    const ours = i < stamps.length ? readTimestamp(bytes, t.msg) : readDetachedFile(bytes).timestamp;
+    assert.deepEqual(sortedDescriptions(answers[i].attestations), describedAttestations(ours));
   });
 });
 

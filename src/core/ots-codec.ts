@@ -47,6 +47,7 @@ function attestationTag(a: OtsAttestation): Buffer {
 function compareAttestations(a: OtsAttestation, b: OtsAttestation): number {
   const byTag = Buffer.compare(attestationTag(a), attestationTag(b));
   if (byTag !== 0) return byTag;
+  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1; // an `unknown` with a known tag, refused when written
   if (a.kind === 'pending' && b.kind === 'pending') return a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0;
   if (a.kind === 'bitcoin' && b.kind === 'bitcoin') return a.height - b.height;
   if (a.kind !== 'unknown' || b.kind !== 'unknown') return 0;
@@ -68,6 +69,7 @@ export function mergeInto(target: OtsTimestamp, source: OtsTimestamp): void {
   }
 }
 
+/** A copy of the tree (its nodes and lists; the buffers are shared). */
 export function copy(t: OtsTimestamp): OtsTimestamp {
   return {
     msg: t.msg,
@@ -102,7 +104,14 @@ function canonicalNode(node: OtsTimestamp): OtsTimestamp {
     }
     mergeInto(last.next, edge.next);
   }
+  for (const merged of copied) sortTree(merged);
   return level;
+}
+
+function sortTree(t: OtsTimestamp): void {
+  t.attestations.sort(compareAttestations);
+  t.ops.sort((a, b) => compareOps(a.op, b.op));
+  for (const { next } of t.ops) sortTree(next);
 }
 
 class Reader {
@@ -117,7 +126,8 @@ class Reader {
     return Buffer.from(this.bytes.subarray(this.at - n, this.at));
   }
   byte(): number {
-    return this.take(1)[0]!;
+    if (this.at >= this.bytes.length) fail('truncated');
+    return this.bytes[this.at++]!;
   }
   /** Unsigned LEB128, at most 2^53 − 1. */
   varuint(): number {
