@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import { MessageImprint, PKIStatus, TimeStampReq, TimeStampResp } from '@peculiar/asn1-tsp';
-import { readTimestamp, type OtsTimestamp } from '../core/opentimestamps.ts';
+import { attestationsOf, readTimestamp, type OtsTimestamp } from '../core/opentimestamps.ts';
 import { checkExternalToken } from '../verify/external-token.ts';
 
 /**
@@ -16,6 +16,11 @@ import { checkExternalToken } from '../verify/external-token.ts';
 const REQUEST_TIMEOUT_MS = 10_000;
 /** The largest answer read from either; tokens and timestamps are a few kilobytes. */
 const MAX_ANSWER_BYTES = 256 * 1024;
+/**
+ * The largest calendar answer read, as the reference client caps it: reading a hostile timestamp costs
+ * up to about 11 ms per KiB (Keccak branches), so 10,000 bytes keep one answer to about 0.1 s.
+ */
+const MAX_CALENDAR_BYTES = 10_000;
 const SHA256_OID = '2.16.840.1.101.3.4.2.1';
 
 export class AnchorFailure extends Error {
@@ -41,12 +46,20 @@ async function call(url: string, init: RequestInit, what: string): Promise<Respo
   return response;
 }
 
-async function body(response: Response, what: string): Promise<Buffer> {
+async function body(response: Response, what: string, limit = MAX_ANSWER_BYTES): Promise<Buffer> {
   const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > MAX_ANSWER_BYTES) throw new AnchorFailure(`${what}: answer of ${length} bytes is too large`);
-  const bytes = Buffer.from(await response.arrayBuffer());
-  if (bytes.length > MAX_ANSWER_BYTES) throw new AnchorFailure(`${what}: answer too large`);
-  return bytes;
+  if (length > limit) {
+    await response.body?.cancel();
+    throw new AnchorFailure(`${what}: answer of ${length} bytes is over ${limit}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += (chunk as Uint8Array).length;
+    if (size > limit) throw new AnchorFailure(`${what}: answer over ${limit} bytes`);
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks);
 }
 
 export interface AnchorToken {
@@ -118,9 +131,9 @@ export async function submitDigest(calendar: string, digest: Buffer): Promise<Bu
     what,
   );
   if (!response.ok) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
-  const reply = await body(response, what);
+  const reply = await body(response, what, MAX_CALENDAR_BYTES);
   const timestamp = parseReply(reply, digest, what);
-  if (!pendingCommitments(timestamp).length)
+  if (attestationsOf(timestamp).length === 0)
     throw new AnchorFailure(`${what}: the answer holds no attestation`);
   return reply;
 }
@@ -141,7 +154,7 @@ export async function fetchUpgrade(calendar: string, commitment: Buffer): Promis
     return undefined;
   }
   if (!response.ok) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
-  const reply = await body(response, what);
+  const reply = await body(response, what, MAX_CALENDAR_BYTES);
   parseReply(reply, commitment, what);
   return reply;
 }
