@@ -14,7 +14,6 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
-import { proofTokenRequest } from './tsa.ts';
 
 /** openssl ts is the independent RFC 3161 verifier: every token the service issues must pass it. */
 const work = mkdtempSync(path.join(os.tmpdir(), 'hashproof-tsa-'));
@@ -107,44 +106,6 @@ describe('RFC 3161 tokens of proofs', () => {
       assert.equal(shownTime(shown), Math.ceil(timestamp / 1000) * 1000, shown);
       assert.match(shown, /^Time stamp: \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} GMT$/m);
     }
-  });
-
-  test('a proof stored before whole-second tokens keeps its token to the millisecond, checked by its form', async () => {
-    const created = await api(server.baseUrl, '/api/proof/notarize', {
-      method: 'POST',
-      body: notarizeBody({ contentHash: sampleHash(4050), idempotencyKey: 'tsa-millis' }),
-    });
-    const proof = created.body.proof;
-    const id = proof.id as string;
-    // Such a proof as an earlier version stored it: the token signed over the timestamp's milliseconds.
-    const { db } = server.ctx.database;
-    const signature = server.ctx.tsa.sign(proofTokenRequest(proof, 'millis')).toString('base64');
-    const setRow = (set: { tst_signature: string; tst_format: 'millis' | 'seconds' }) =>
-      db.updateTable('proofs').set(set).where('id', '=', id).execute();
-    await setRow({ tst_signature: signature, tst_format: 'millis' });
-    writeFileSync(file('millis.tsr'), await tokenOf(id));
-    const shown = openssl(['ts', '-reply', '-in', file('millis.tsr'), '-text']).output;
-    assert.equal(shownTime(shown), Date.parse(proof.timestamp as string), shown);
-    const hex = (proof.contentHash as string).slice('sha256:'.length);
-    const verified = openssl([
-      'ts',
-      '-verify',
-      '-digest',
-      hex,
-      '-in',
-      file('millis.tsr'),
-      '-CAfile',
-      file('root.pem'),
-    ]);
-    assert.ok(verified.ok, verified.output);
-    const report = await api(server.baseUrl, `/api/verify/proofs/${id}`);
-    assert.equal(report.body.checks.timestamp.status, 'valid', report.body.checks.timestamp.message);
-    // The same signature read as a whole-second token is another token, which does not verify (unless
-    // the timestamp is on a whole second, where both forms are one).
-    await setRow({ tst_signature: signature, tst_format: 'seconds' });
-    const misread = await api(server.baseUrl, `/api/verify/proofs/${id}`);
-    const isOnASecond = Date.parse(proof.timestamp as string) % 1000 === 0;
-    assert.equal(misread.body.checks.timestamp.status, isOnASecond ? 'valid' : 'invalid');
   });
 
   test('the verify report checks the token; a token whose stored signature was tampered with is invalid', async () => {
