@@ -7,14 +7,24 @@ import { vectorsDir } from '../../test/vectors.ts';
 import { proofTokenRequest, Tsa } from '../tsa/tsa.ts';
 import { checkTimestampToken, parseTimestampToken } from './timestamp-token.ts';
 
-const vector = JSON.parse(readFileSync(path.join(vectorsDir('hashproof-proof'), 'vector.json'), 'utf8'));
+const readVector = (name: string) =>
+  JSON.parse(readFileSync(path.join(vectorsDir('hashproof-proof'), name), 'utf8'));
 
-test('the parts a verifier reads out of the recorded token check against its proof', () => {
-  const parts = parseTimestampToken(Buffer.from(vector.evidence.timestampToken, 'base64'));
-  if (typeof parts === 'string') assert.fail(parts);
-  assert.equal(parts.imprint.toString('hex'), vector.proof.contentHash.slice('sha256:'.length));
-  // Recorded before genTime was rounded up to the whole second: the timestamp to the millisecond.
-  assert.equal(parts.genTime.toISOString(), vector.proof.timestamp);
+test('the parts a verifier reads out of the recorded tokens check against their proofs', () => {
+  // Recorded before genTime was rounded up to the whole second (the timestamp to the millisecond), and
+  // after.
+  for (const [name, rounding] of [
+    ['vector.json', 0],
+    ['vector-seconds.json', 1000],
+  ] as const) {
+    const vector = readVector(name);
+    const parts = parseTimestampToken(Buffer.from(vector.evidence.timestampToken, 'base64'));
+    if (typeof parts === 'string') assert.fail(parts);
+    assert.equal(parts.imprint.toString('hex'), vector.proof.contentHash.slice('sha256:'.length));
+    const timestamp = Date.parse(vector.proof.timestamp);
+    const expected = rounding === 0 ? timestamp : Math.ceil(timestamp / rounding) * rounding;
+    assert.equal(parts.genTime.getTime(), expected, name);
+  }
   assert.equal(parseTimestampToken(Buffer.from('not a token')), 'the token does not parse');
 });
 
