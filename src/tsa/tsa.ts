@@ -20,9 +20,10 @@ import {
 
 /**
  * An RFC 3161 time-stamp authority: tokens whose message imprint is the caller's hash and whose
- * genTime is the proof's timestamp rounded up to the whole second (`proofTokenRequest`), signed with ECDSA P-256 by a certificate that carries the critical
- * timeStamping extended key usage, issued by the service's own root. Keys and certificates are made on
- * first start in SIGNING_KEYS_DIR and kept. The DER of the tokens is built in tsa-token.ts.
+ * genTime is the proof's timestamp rounded up to the whole second (`proofTokenRequest`), signed with
+ * ECDSA P-256 by a certificate that carries the critical timeStamping extended key usage, issued by the
+ * service's own root. Keys and certificates are made on first start in SIGNING_KEYS_DIR and kept. The
+ * DER of the tokens is built in tsa-token.ts.
  */
 
 const FILE = 'tsa.json';
