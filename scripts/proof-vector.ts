@@ -2,7 +2,8 @@
  * Writes test/vectors/hashproof-proof/vector.json: one proof made by the service, with every piece of
  * evidence a verifier reads (key manifest, RFC 3161 token and TSA chain, tlog-proof and log key) and the
  * HMAC secret of the throwaway key that signed it. The verifier's known-answer tests read it, so a proof
- * made by this version must keep verifying in every later one. Run: node scripts/proof-vector.ts
+ * made by this version must keep verifying in every later one. Run: node scripts/proof-vector.ts [file]
+ * (a file name in that folder; vector.json by default).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,7 +31,8 @@ try {
     evidence,
     hmacSecret: hmacKey.secret.toString('base64'),
   };
-  const file = path.join(import.meta.dirname, '..', 'test', 'vectors', 'hashproof-proof', 'vector.json');
+  const name = process.argv[2] ?? 'vector.json';
+  const file = path.join(import.meta.dirname, '..', 'test', 'vectors', 'hashproof-proof', name);
   writeFileSync(file, JSON.stringify(vector, null, 2) + '\n');
   console.log(`wrote ${file}`);
 } finally {

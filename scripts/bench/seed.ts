@@ -91,8 +91,9 @@ export async function seed(
           payment_amount: null,
           receipt: signReceipt(receiptKey.privateKey, signingMessage(fields)),
           receipt_key_id: receiptKey.keyId,
-          tst_signature: tsa.sign(proofTokenRequest(fields)).toString('base64'),
+          tst_signature: tsa.sign(proofTokenRequest(fields, 'seconds')).toString('base64'),
           tst_key_id: tsa.keyId,
+          tst_format: 'seconds',
         });
       }
       await database.db.transaction().execute(async (trx) => {

@@ -57,7 +57,7 @@ describe('OpenTimestamps anchors', () => {
   };
 
   test('a proof’s .ots file leads from its content hash to each calendar, pending, then to Bitcoin', async () => {
-    const proofs = [];
+    const proofs: { id: string; contentHash: string }[] = [];
     for (let n = 1; n <= 5; n++) proofs.push(await notarize(n));
     for (const proof of proofs) await loggedProof(server.baseUrl, proof.id);
     const anchors = await eventually(() => api(server.baseUrl, `/api/proofs/${proofs[4]!.id}/anchors`), {
@@ -68,7 +68,7 @@ describe('OpenTimestamps anchors', () => {
       anchors.body.opentimestamps.map((o: { calendar: string; status: string }) => [o.calendar, o.status]),
       calendars.map((c) => [c.url, 'pending']).sort(),
     );
-    const pendingFiles = [];
+    const pendingFiles: { path: string; contentHash: string }[] = [];
     for (const [i, proof] of proofs.entries()) {
       await eventually(() => api(server.baseUrl, `/api/proofs/${proof.id}/anchors`), {
         what: `the anchor of ${proof.id}`,

@@ -34,6 +34,11 @@ export interface ProofsTable {
   /** The TSA's ECDSA signature of the proof's RFC 3161 token (base64 DER); the rest is rebuilt. */
   tst_signature: string | null;
   tst_key_id: string | null;
+  /**
+   * How the token writes its genTime: `seconds` (the timestamp rounded up to the whole second) or
+   * `millis` (the timestamp to the millisecond, proofs stored before migration 0011). See tsa/tsa.ts.
+   */
+  tst_format: 'seconds' | 'millis';
 }
 
 /** Every complete subtree of the log's Merkle tree: level 0 holds leaf hashes (base64). */

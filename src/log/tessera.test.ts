@@ -193,6 +193,7 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
           idempotency_key: id,
           request_fingerprint: id,
           created_via: 'demo',
+          tst_format: 'seconds',
         })
         .execute();
       // Two sequencing steps (6 then 9 proofs), so the bundle spans batches.

@@ -12,6 +12,7 @@ import {
   type VerificationReport,
 } from '../verify/proof-verifier.ts';
 import type { TokenParts } from '../verify/timestamp-token.ts';
+import type { StoredToken } from './proof-row.ts';
 import type { Proof } from './proof-schemas.ts';
 
 /** Check results kept (oldest dropped first): about 4 MB at most. */
@@ -58,14 +59,15 @@ export class ProofChecks {
   }
 
   /** The parts of a stored proof's token, rebuilt once from the stored fields it is made of. */
-  #tokenParts(proof: Proof, tstSignature: string): TokenParts {
-    return this.#memo(`p\0${proof.id}\0${proof.contentHash}\0${proof.timestamp}\0${tstSignature}`, () =>
-      this.#deps.tsa.tokenParts(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64')),
+  #tokenParts(proof: Proof, { signature, format }: StoredToken): TokenParts {
+    const key = ['p', proof.id, proof.contentHash, proof.timestamp, format, signature].join('\0');
+    return this.#memo(key, () =>
+      this.#deps.tsa.tokenParts(proofTokenRequest(proof, format), Buffer.from(signature, 'base64')),
     );
   }
 
   /** Checks a stored proof with the evidence the store holds now (never from memory). */
-  async report(proof: Proof, tstSignature: string | null): Promise<VerificationReport> {
+  async report(proof: Proof, token: StoredToken | null): Promise<VerificationReport> {
     const { keyring, tsa, log } = this.#deps;
     // A receipt key this instance has not seen (another one made it) is read from the key directory.
     if (proof.receipt !== null) keyring.findReceiptKey(proof.receipt.keyId);
@@ -76,7 +78,7 @@ export class ProofChecks {
     return verifyProof(
       proof,
       {
-        timestampToken: tstSignature === null ? null : this.#tokenParts(proof, tstSignature),
+        timestampToken: token === null ? null : this.#tokenParts(proof, token),
         inclusion,
       },
       {

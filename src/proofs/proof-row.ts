@@ -1,4 +1,5 @@
 import type { SignedProofFields } from '../core/proof-signature.ts';
+import type { TokenTimeFormat } from '../tsa/tsa.ts';
 import type { Proof } from './proof-schemas.ts';
 import type { NewProofRow, ProofRow } from './proofs-store.ts';
 
@@ -17,6 +18,21 @@ export function signedFields(
     metadataHash: row.metadata_hash,
     label: row.label,
   };
+}
+
+/**
+ * What the store keeps of a proof's RFC 3161 token: the TSA's signature (base64 DER) and how the token
+ * writes its genTime; the rest of the token follows from the proof (tsa/tsa.ts, `proofTokenRequest`).
+ */
+export interface StoredToken {
+  signature: string;
+  format: TokenTimeFormat;
+}
+
+/** The stored token of a row; null for a proof made before tokens existed. */
+export function storedToken(row: Pick<ProofRow, 'tst_signature' | 'tst_format'>): StoredToken | null {
+  const signature = row.tst_signature ?? null;
+  return signature === null ? null : { signature, format: row.tst_format };
 }
 
 /** The public proof document of a stored row; `verified` is the outcome of its signature check. */

@@ -80,7 +80,8 @@ export const Proof = Type.Object(
     timestampToken: Type.Union([Type.String(), Type.Null()], {
       description:
         'Path of the RFC 3161 time-stamp token of the proof (DER, application/timestamp-reply): its ' +
-        'imprint is contentHash, its genTime the timestamp; verify it with openssl ts.',
+        'imprint is contentHash, its genTime the timestamp rounded up to the whole second; verify it ' +
+        'with openssl ts.',
     }),
     log: Type.Union(
       [

@@ -20,7 +20,8 @@ export interface ProofSignerDeps {
 
 /**
  * A new proof, ready to store: its id and time, the HMAC with the active key, the Ed25519 receipt and
- * the RFC 3161 token's signature, all over the same fields (docs/verification.md). Not yet paid for.
+ * the RFC 3161 token's signature, all over the same fields (docs/verification.md); the token's genTime
+ * is the timestamp rounded up to the whole second (`TokenTimeFormat`). Not yet paid for.
  */
 export async function signNewProof(
   deps: ProofSignerDeps,
@@ -44,7 +45,7 @@ export async function signNewProof(
   const sign = deps.sign ?? signHere;
   const [receiptSignature, tokenSignature] = await Promise.all([
     sign(null, Buffer.from(signingMessage(signed), 'utf8'), receiptKey.privateKey),
-    deps.tsa.signWith(proofTokenRequest(signed), sign),
+    deps.tsa.signWith(proofTokenRequest(signed, 'seconds'), sign),
   ]);
   return {
     id,
@@ -59,6 +60,7 @@ export async function signNewProof(
     receipt_key_id: receiptKey.keyId,
     tst_signature: tokenSignature.toString('base64'),
     tst_key_id: deps.tsa.keyId,
+    tst_format: 'seconds',
     key_id: key.keyId,
     idempotency_scope: scope,
     idempotency_key: body.idempotencyKey,

@@ -6,7 +6,14 @@ import { proofTokenRequest } from '../tsa/tsa.ts';
 import type { NotarizeBody, Proof } from './proof-schemas.ts';
 import * as store from './proofs-store.ts';
 import { decodeCursor, encodeCursor, WindowedSearch, type SearchBounds } from './proofs-search.ts';
-import { deepFreeze, proofDocument, rowFromInsert, signedFields } from './proof-row.ts';
+import {
+  deepFreeze,
+  proofDocument,
+  rowFromInsert,
+  signedFields,
+  storedToken,
+  type StoredToken,
+} from './proof-row.ts';
 import { PaidRequests } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
 import type { Payment, PaymentAuthorization, PaymentRecord } from '../core/payment-authorization.ts';
@@ -184,7 +191,7 @@ export class ProofsService {
   #remembered(row: ProofRow): Found {
     const known = this.#sequenced.get(row.id);
     if (known !== undefined) return known;
-    const found = { proof: deepFreeze(this.#toProof(row)), tstSignature: row.tst_signature ?? null };
+    const found = { proof: deepFreeze(this.#toProof(row)), token: storedToken(row) };
     if (row.leaf_index !== null && row.leaf_index !== undefined) this.#sequenced.set(row.id, found);
     return found;
   }
@@ -194,19 +201,21 @@ export class ProofsService {
     const row = await store.findById(this.#deps.db, id);
     if (row === undefined) return undefined;
     const proof = this.#toProof(row);
-    return { proof, report: await this.#checks.report(proof, row.tst_signature ?? null) };
+    return { proof, report: await this.#checks.report(proof, storedToken(row)) };
   }
 
   /**
-   * The proof's RFC 3161 token (DER TimeStampResp), rebuilt from the proof and its stored TSA signature;
-   * undefined for an unknown proof, null for a proof made before tokens existed.
+   * The proof's RFC 3161 token (DER TimeStampResp), rebuilt from the proof, its stored TSA signature and
+   * the genTime form it was signed in; undefined for an unknown proof, null for a proof made before
+   * tokens existed.
    */
   async timestampToken(id: string): Promise<Buffer | null | undefined> {
     const found = await this.#find(id);
     if (found === undefined) return undefined;
-    const { proof, tstSignature } = found;
-    if (tstSignature === null) return null;
-    return this.#deps.tsa.token(proofTokenRequest(proof), Buffer.from(tstSignature, 'base64'));
+    const { proof, token } = found;
+    if (token === null) return null;
+    const request = proofTokenRequest(proof, token.format);
+    return this.#deps.tsa.token(request, Buffer.from(token.signature, 'base64'));
   }
 
   /**
@@ -274,13 +283,13 @@ export class ProofsService {
 }
 
 /**
- * A stored proof as reads need it: its document and the one stored field the document does not carry
- * (the TSA signature its token is rebuilt from), without the rest of the row: 10,000 of them and their
- * signature checks take about 13 MB, against 35 MB with the whole row.
+ * A stored proof as reads need it: its document and the stored fields the document does not carry
+ * (the TSA signature its token is rebuilt from, and the token's genTime form), without the rest of the
+ * row: 10,000 of them and their signature checks take about 13 MB, against 35 MB with the whole row.
  */
 interface Found {
   proof: Proof;
-  tstSignature: string | null;
+  token: StoredToken | null;
 }
 
 /** The answer to a proof id this service does not hold, the same on every route (docs/decisions.md §2). */

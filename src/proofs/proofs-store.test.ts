@@ -47,6 +47,7 @@ function row(key: string, overrides: Partial<NewProofRow> = {}): NewProofRow {
     receipt_key_id: 'ed25519-test',
     tst_signature: n % 2 === 0 ? `tst-${n}` : null,
     tst_key_id: n % 2 === 0 ? 'tsa-test' : null,
+    tst_format: n % 4 === 0 ? 'millis' : 'seconds',
     ...overrides,
   };
 }

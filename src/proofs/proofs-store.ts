@@ -99,6 +99,7 @@ const PROOF_COLUMNS = [
   'leaf_index',
   'tst_signature',
   'tst_key_id',
+  'tst_format',
 ] as const satisfies readonly (keyof NewProofRow)[];
 // Adding a column to the table without adding it here fails the type check.
 const everyColumn: Exclude<keyof NewProofRow, 'seq' | (typeof PROOF_COLUMNS)[number]> extends never

@@ -36,6 +36,7 @@ export interface TokenRequest {
   /** The hashed message and its algorithm OID (SHA-256 for proofs). */
   hash: Buffer;
   hashAlgorithm?: string;
+  /** Written to the millisecond it holds; a time on a whole second has no fraction (`generalizedTime`). */
   genTime: Date;
   /** A positive integer, big-endian; unique per token. */
   serial: Buffer;
@@ -153,7 +154,11 @@ const POLICY_DER = oid(TSA_POLICY);
 /** Accuracy ::= SEQUENCE { seconds INTEGER }: one second. */
 const ACCURACY_DER = seq(tlv(0x02, Buffer.from([1])));
 
-/** GeneralizedTime in UTC with milliseconds, trailing zeros of the fraction dropped (DER). */
+/**
+ * GeneralizedTime in UTC (DER, RFC 3161 §2.4.2): `YYYYMMDDHHMMSSZ` for a time on a whole second,
+ * as every new token's is; otherwise with its milliseconds, trailing zeros of the fraction dropped, as in
+ * the proof tokens made before (tsa.ts, `TokenTimeFormat`).
+ */
 function generalizedTime(date: Date): Buffer {
   const iso = date.toISOString(); // 2026-11-22T15:30:01.230Z
   const whole = iso.slice(0, 19).replace(/[-:T]/g, '');

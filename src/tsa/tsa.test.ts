@@ -40,6 +40,14 @@ after(async () => {
   server.cleanup();
 });
 
+/** The genTime `openssl ts -reply -text` shows ("Time stamp: Nov 24 10:09:40.23 2026 GMT"), epoch ms. */
+function shownTime(shown: string): number {
+  const line = /^Time stamp: (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d)(\.\d+)? (\d{4}) GMT$/m.exec(shown);
+  if (line === null) assert.fail(`no time stamp in ${shown}`);
+  const [, month, day, hours, minutes, seconds, fraction, year] = line;
+  return Date.parse(`${day} ${month} ${year} ${hours}:${minutes}:${seconds}${fraction ?? ''} GMT`);
+}
+
 async function tokenOf(id: string): Promise<Buffer> {
   const res = await fetch(`${server.baseUrl}/api/proofs/${id}/timestamp.tsr`);
   assert.equal(res.status, 200);
@@ -92,13 +100,11 @@ describe('RFC 3161 tokens of proofs', () => {
       ]);
       assert.ok(!bad.ok);
       assert.match(bad.output, /message imprint mismatch/);
+      // genTime is the proof's timestamp rounded up to the whole second, written without a fraction.
       const shown = openssl(['ts', '-reply', '-in', file(`${i}.tsr`), '-text']).output;
-      // genTime is the proof's timestamp, to the millisecond.
-      const stamp = new Date(proof.timestamp as string);
-      const month = stamp.toUTCString().slice(8, 11);
-      const seconds = `${String(stamp.getUTCSeconds()).padStart(2, '0')}${stamp.getUTCMilliseconds() ? '.' + String(stamp.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, '') : ''}`;
-      assert.ok(shown.includes(`Time stamp: ${month} ${String(stamp.getUTCDate()).padStart(2, ' ')}`), shown);
-      assert.ok(shown.includes(`:${seconds} ${stamp.getUTCFullYear()} GMT`), `${seconds} in ${shown}`);
+      const timestamp = Date.parse(proof.timestamp as string);
+      assert.equal(shownTime(shown), Math.ceil(timestamp / 1000) * 1000, shown);
+      assert.match(shown, /^Time stamp: \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} GMT$/m);
     }
   });
 
@@ -140,12 +146,12 @@ describe('RFC 3161 tokens of proofs', () => {
 
   test('an independent verifier (@sigstore/core) accepts a token for its content and rejects other content', async (t) => {
     const { RFC3161Timestamp } = await import('@sigstore/core');
-    // DER GeneralizedTime drops trailing zeros of the fraction (RFC 3161 §2.4.2: .230 is written .23),
-    // and @sigstore/core parses only three-digit fractions; so this proof is made at a time whose
-    // milliseconds have three significant digits. Our own verifier and openssl take every time.
+    // @sigstore/core parses a genTime without a fraction or with exactly three digits; a fraction of
+    // .230 (DER writes .23) made it refuse the token before whole-second genTimes. This proof is made
+    // at such a time: src/tsa/token-verifiers.test.ts checks a thousand others.
     const fixed = await startServer({
       dataDir: makeDataDir(),
-      clock: { now: () => Date.UTC(2026, 10, 22, 15, 30, 1, 123) },
+      clock: { now: () => Date.UTC(2026, 10, 22, 15, 30, 1, 230) },
     });
     t.after(async () => {
       await fixed.close();
@@ -163,11 +169,8 @@ describe('RFC 3161 tokens of proofs', () => {
     assert.equal(tokenRes.status, 200);
     const token = RFC3161Timestamp.parse(Buffer.from(await tokenRes.arrayBuffer()));
     assert.equal(token.status, 0n);
-    // Sigstore reads genTime to the second (it drops the fraction); openssl shows the milliseconds above.
-    assert.equal(
-      token.signingTime.getTime(),
-      Math.floor(Date.parse(created.body.proof.timestamp) / 1000) * 1000,
-    );
+    assert.equal(created.body.proof.timestamp, '2026-11-22T15:30:01.230Z');
+    assert.equal(token.signingTime.toISOString(), '2026-11-22T15:30:02.000Z');
     const chain = await (await fetch(`${fixed.baseUrl}/api/tsa/certs.pem`)).text();
     const tsaKey = new (await import('node:crypto')).X509Certificate(chain).publicKey;
     token.verify(content, tsaKey);
@@ -222,7 +225,9 @@ describe('RFC 3161 over HTTP (POST /api/tsa)', () => {
       file('q.tsq'),
     ]);
     assert.ok(query.ok, query.output);
+    const sent = Date.now();
     const res = await post(readFileSync(file('q.tsq')));
+    const answered = Date.now();
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/timestamp-reply');
     writeFileSync(file('r.tsr'), Buffer.from(await res.arrayBuffer()));
@@ -230,6 +235,10 @@ describe('RFC 3161 over HTTP (POST /api/tsa)', () => {
     assert.ok(shown.ok, shown.output);
     assert.match(shown.output, /Status: Granted\./);
     assert.match(shown.output, /Nonce: 0x[0-9A-F]+/);
+    // genTime: the time of the answer rounded up to the whole second.
+    const genTime = shownTime(shown.output);
+    assert.equal(genTime % 1000, 0, shown.output);
+    assert.ok(genTime >= sent && genTime <= Math.ceil(answered / 1000) * 1000, shown.output);
     const verified = openssl([
       'ts',
       '-verify',

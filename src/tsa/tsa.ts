@@ -20,9 +20,10 @@ import {
 
 /**
  * An RFC 3161 time-stamp authority: tokens whose message imprint is the caller's hash and whose
- * genTime is the proof's timestamp, signed with ECDSA P-256 by a certificate that carries the critical
- * timeStamping extended key usage, issued by the service's own root. Keys and certificates are made on
- * first start in SIGNING_KEYS_DIR and kept. The DER of the tokens is built in tsa-token.ts.
+ * genTime is the proof's timestamp rounded up to the whole second (`proofTokenRequest`), signed with
+ * ECDSA P-256 by a certificate that carries the critical timeStamping extended key usage, issued by the
+ * service's own root. Keys and certificates are made on first start in SIGNING_KEYS_DIR and kept. The
+ * DER of the tokens is built in tsa-token.ts.
  */
 
 const FILE = 'tsa.json';
@@ -133,7 +134,7 @@ export class Tsa {
     return this.issue({
       hash,
       hashAlgorithm: request.messageImprint.hashAlgorithm.algorithm,
-      genTime: now,
+      genTime: wholeSecondUp(now),
       serial: randomBytes(16),
       ...(request.nonce ? { nonce: Buffer.from(request.nonce) } : {}),
       includeCertificate: request.certReq,
@@ -143,21 +144,41 @@ export class Tsa {
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-/** The token request of a proof: its hash, its timestamp, and its id (a ULID, 128 bits) as serial number. */
-export function proofTokenRequest(proof: {
-  id: string;
-  contentHash: string;
-  timestamp: string;
-}): TokenRequest {
+/**
+ * How a proof's token writes its genTime (docs/decisions.md, "Whole-second genTime in time-stamp
+ * tokens"). `seconds`: the proof's timestamp rounded up to the whole second, written without a fraction
+ * (`YYYYMMDDHHMMSSZ`), which every common RFC 3161 verifier reads; every new token. `millis`: the
+ * timestamp itself with its milliseconds (DER drops trailing zeros of the fraction), the form of the
+ * tokens made before; kept so that their tokens are rebuilt byte for byte from their stored signature.
+ */
+export type TokenTimeFormat = 'seconds' | 'millis';
+
+/**
+ * The token request of a proof: its hash, its timestamp written in `format`, and its id (a ULID,
+ * 128 bits) as serial number.
+ */
+export function proofTokenRequest(
+  proof: { id: string; contentHash: string; timestamp: string },
+  format: TokenTimeFormat,
+): TokenRequest {
   let serial = 0n;
   for (const char of proof.id.slice(proof.id.indexOf('_') + 1))
     serial = serial * 32n + BigInt(CROCKFORD.indexOf(char));
+  const timestamp = new Date(proof.timestamp);
   return {
     hash: Buffer.from(proof.contentHash.slice('sha256:'.length), 'hex'),
-    genTime: new Date(proof.timestamp),
+    genTime: format === 'seconds' ? wholeSecondUp(timestamp) : timestamp,
     serial: Buffer.from(serial.toString(16).padStart(32, '0'), 'hex'),
     includeCertificate: true,
   };
+}
+
+/**
+ * The first whole second at or after `time`: never earlier than the truth, and within the token's
+ * accuracy (one second). A time without milliseconds is written with no fraction (tsa-token.ts).
+ */
+function wholeSecondUp(time: Date): Date {
+  return new Date(Math.ceil(time.getTime() / 1000) * 1000);
 }
 
 async function createTsa(host: string): Promise<StoredTsa> {

@@ -8,8 +8,14 @@ import { hmacVerify } from '../core/proof-signature.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
 import { verifyProof, type Evidence, type Trust, type VerifiableProof } from './proof-verifier.ts';
 
-/** A proof made by the service, with its evidence and keys (scripts/proof-vector.ts). */
-const vector = JSON.parse(readFileSync(path.join(vectorsDir('hashproof-proof'), 'vector.json'), 'utf8')) as {
+/**
+ * A proof made by the service, with its evidence and keys (scripts/proof-vector.ts); `vector.json` has a
+ * token with a millisecond genTime, as tokens were made before whole seconds, `vector-seconds.json` one
+ * with a whole-second genTime.
+ */
+const readVector = (name: string) =>
+  JSON.parse(readFileSync(path.join(vectorsDir('hashproof-proof'), name), 'utf8')) as Vector;
+interface Vector {
   proof: VerifiableProof;
   keys: {
     keyId: string;
@@ -21,24 +27,25 @@ const vector = JSON.parse(readFileSync(path.join(vectorsDir('hashproof-proof'), 
   }[];
   evidence: { timestampToken: string; tsaCertificates: string; tlogProof: string; logVerifierKey: string };
   hmacSecret: string;
-};
-const secret = createSecretKey(Buffer.from(vector.hmacSecret, 'base64'));
+}
+const vector = readVector('vector.json');
 
-function evidence(): Evidence {
+function evidence(of: Vector = vector): Evidence {
   return {
-    contentHash: vector.proof.contentHash,
-    timestampToken: Buffer.from(vector.evidence.timestampToken, 'base64'),
-    inclusion: vector.evidence.tlogProof,
+    contentHash: of.proof.contentHash,
+    timestampToken: Buffer.from(of.evidence.timestampToken, 'base64'),
+    inclusion: of.evidence.tlogProof,
   };
 }
 
-function trust(): Trust {
+function trust(of: Vector = vector): Trust {
+  const secret = createSecretKey(Buffer.from(of.hmacSecret, 'base64'));
   return {
-    receiptKeys: vector.keys.filter((k) => k.use === 'receipt'),
-    tsa: vector.evidence.tsaCertificates,
-    logVerifierKey: vector.evidence.logVerifierKey,
+    receiptKeys: of.keys.filter((k) => k.use === 'receipt'),
+    tsa: of.evidence.tsaCertificates,
+    logVerifierKey: of.evidence.logVerifierKey,
     hmac: (fields, signature, keyId) =>
-      keyId === vector.proof.keyId ? hmacVerify(secret, fields, signature) : undefined,
+      keyId === of.proof.keyId ? hmacVerify(secret, fields, signature) : undefined,
   };
 }
 
@@ -70,6 +77,20 @@ test('the known proof verifies: every check valid, leaf and tree size read from 
       v: 1,
     }),
   );
+});
+
+test('the known proof with a whole-second token verifies: every check valid', () => {
+  const known = readVector('vector-seconds.json');
+  const report = verifyProof(known.proof, evidence(known), trust(known));
+  assert.deepEqual(statuses(report), {
+    contentHash: 'valid',
+    format: 'valid',
+    signature: 'valid',
+    receipt: 'valid',
+    timestamp: 'valid',
+    inclusion: 'valid',
+  });
+  assert.equal(report.verified, true);
 });
 
 test('without evidence or keys each check is unavailable, never valid, and the verdict stands', () => {

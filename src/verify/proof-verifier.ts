@@ -204,7 +204,7 @@ function timestampCheck(
   const chain = typeof tsa === 'string' ? parseChain(tsa) : tsa;
   if (chain === undefined) return invalid('The TSA chain is not a certificate followed by its root');
   const hash = Buffer.from(proof.contentHash.toLowerCase().slice('sha256:'.length), 'hex');
-  const genTime = new Date(proof.timestamp);
+  const timestamp = new Date(proof.timestamp);
   const { certificate, root } = chain;
   const problem =
     memo(`c\0${certificate.fingerprint256}\0${root.fingerprint256}`, () =>
@@ -222,7 +222,7 @@ function timestampCheck(
         ]),
       () => {
         const parts = Buffer.isBuffer(token) ? parseTimestampToken(token) : token;
-        return typeof parts === 'string' ? parts : checkTimestampToken(parts, hash, genTime, certificate);
+        return typeof parts === 'string' ? parts : checkTimestampToken(parts, hash, timestamp, certificate);
       },
     );
   return problem === undefined

@@ -67,21 +67,28 @@ export function checkTsaChain(tsaCertificate: X509Certificate, root: X509Certifi
   return undefined;
 }
 
+/** How far a token's genTime may follow the proof's timestamp: it is rounded up to the whole second. */
+const ROUNDING_MS = 1000;
+
 /**
  * Checks an RFC 3161 token as a client holding it would (RFC 3161 §2.4.2, RFC 5652 §5.4): its imprint
- * is `hash` (SHA-256), its genTime is `genTime`, the signed message digest is that of the TSTInfo, and
- * the ECDSA/RSA signature over the signed attributes verifies with the TSA certificate (whose chain
- * `checkTsaChain` checks). Returns why not, or undefined.
+ * is `hash` (SHA-256), its genTime is the proof's `timestamp` or a moment of the second after it
+ * (`0 ≤ genTime − timestamp < 1 s`: new tokens round it up to the whole second, older ones carry it to
+ * the millisecond; docs/decisions.md, "Whole-second genTime in time-stamp tokens"), the signed message
+ * digest is that of the TSTInfo, and the ECDSA/RSA signature over the signed attributes verifies with the
+ * TSA certificate (whose chain `checkTsaChain` checks). Returns why not, or undefined.
  */
 export function checkTimestampToken(
   token: TokenParts,
   hash: Buffer,
-  genTime: Date,
+  timestamp: Date,
   tsaCertificate: X509Certificate,
 ): string | undefined {
   if (token.imprintAlgorithm !== SHA256) return 'the imprint is not SHA-256';
   if (!token.imprint.equals(hash)) return 'the imprint is another hash';
-  if (token.genTime.getTime() !== genTime.getTime()) return 'genTime is not the proof timestamp';
+  const after = token.genTime.getTime() - timestamp.getTime();
+  if (!(after >= 0 && after < ROUNDING_MS))
+    return 'genTime is not the proof timestamp rounded up to the whole second';
   if (!createHash('sha256').update(token.tstInfo).digest().equals(token.messageDigest))
     return 'the message digest does not match the TSTInfo';
   try {

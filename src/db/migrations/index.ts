@@ -10,6 +10,7 @@ import * as m0007 from './0007-label-index-by-batch.ts';
 import * as m0008 from './0008-proof-counts.ts';
 import * as m0009 from './0009-payment-authorizations.ts';
 import * as m0010 from './0010-label-scan-index.ts';
+import * as m0011 from './0011-token-format.ts';
 import * as m0012 from './0012-anchors.ts';
 
 export interface MigrationContext {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0008-proof-counts': m0008,
   '0009-payment-authorizations': m0009,
   '0010-label-scan-index': m0010,
+  '0011-token-format': m0011,
   '0012-anchors': m0012,
 };
 
