@@ -186,6 +186,16 @@ describe('anchors with two instances on one database', () => {
       const imprints = tsa.imprints.items;
       assert.equal(new Set(imprints).size, imprints.length, 'no checkpoint was time-stamped twice');
       assert.equal(imprints.length, list.length);
+      // The instance that stops gives up the lease; the other anchors from then on.
+      await a.close();
+      const res = await api(b.baseUrl, '/api/proof/notarize', {
+        method: 'POST',
+        body: notarizeBody({ contentHash: sampleHash(2000) }),
+      });
+      await eventually(() => api(b.baseUrl, `/api/proofs/${res.body.proof.id}/anchors`), {
+        what: 'an anchor by the instance left',
+        until: (r) => r.status === 200,
+      });
     } finally {
       await a.close();
       await b.close();
