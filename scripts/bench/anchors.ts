@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { startOpensslTsa } from '../../test/openssl-tsa.ts';
+import { notarizeLoad } from './lib/notarize-load.ts';
 import { benchEnvironment, freePort, startService } from './lib/service.ts';
 import { valueAt } from './lib/stats.ts';
 
@@ -20,32 +21,14 @@ interface Phase {
 }
 
 async function load(base: string, seconds: number, connections: number, sample: number): Promise<Phase> {
-  let created = 0;
-  let errors = 0;
   const sampled: Phase['sampled'] = [];
-  const until = performance.now() + seconds * 1000;
-  const worker = async (w: number) => {
-    for (let i = 0; performance.now() < until; i++) {
-      const res = await fetch(`${base}/api/proof/notarize`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          contentHash: 'sha256:' + (w * 1_000_000 + i).toString(16).padStart(64, '0'),
-          label: `anchor bench ${w}/${i}`,
-          idempotencyKey: `anchor-${w}-${i}`,
-        }),
-      });
-      const answeredAt = Date.now();
-      const body = (await res.json()) as { proof?: { id: string } };
-      if (res.status !== 200 || body.proof === undefined) {
-        errors++;
-        continue;
-      }
-      created++;
-      if (created % sample === 0) sampled.push({ id: body.proof.id, answeredAt });
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, (_, w) => worker(w)));
+  const { created, errors } = await notarizeLoad(base, {
+    seconds,
+    connections,
+    sample,
+    label: 'anchor bench',
+    onSampled: (id, answeredAt) => sampled.push({ id, answeredAt: answeredAt.wall }),
+  });
   return { proofsPerSecond: created / seconds, errors, sampled };
 }
 

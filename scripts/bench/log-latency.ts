@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { benchEnvironment, freePort, sleep, startService } from './lib/service.ts';
+import { notarizeLoad } from './lib/notarize-load.ts';
 import { valueAt } from './lib/stats.ts';
 
 export interface LogLatencyReport {
@@ -31,9 +32,7 @@ export async function measureLogLatency(options: {
   try {
     const delays: number[] = [];
     const pollers: Promise<void>[] = [];
-    let created = 0;
     let errors = 0;
-    const until = performance.now() + options.durationSeconds * 1000;
     const follow = async (id: string, createdAt: number) => {
       for (;;) {
         const res = await fetch(`${base}/api/proofs/${id}/inclusion`);
@@ -43,28 +42,15 @@ export async function measureLogLatency(options: {
         await sleep(5);
       }
     };
-    const worker = async (w: number) => {
-      for (let i = 0; performance.now() < until; i++) {
-        const res = await fetch(`${base}/api/proof/notarize`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            contentHash: 'sha256:' + (w * 1_000_000 + i).toString(16).padStart(64, '0'),
-            label: `latency ${w}/${i}`,
-            idempotencyKey: `latency-${w}-${i}`,
-          }),
-        });
-        const answeredAt = performance.now();
-        const body = (await res.json()) as { proof?: { id: string } };
-        if (res.status !== 200 || body.proof === undefined) {
-          errors++;
-          continue;
-        }
-        created++;
-        if (created % options.sample === 0) pollers.push(follow(body.proof.id, answeredAt));
-      }
-    };
-    await Promise.all(Array.from({ length: options.connections }, (_, w) => worker(w)));
+    const load = await notarizeLoad(base, {
+      seconds: options.durationSeconds,
+      connections: options.connections,
+      sample: options.sample,
+      label: 'latency',
+      onSampled: (id, answeredAt) => pollers.push(follow(id, answeredAt.monotonic)),
+    });
+    errors += load.errors;
+    const created = load.created;
     await Promise.all(pollers);
     delays.sort((a, b) => a - b);
     const at = (q: number) => Math.round(valueAt(delays, q) ?? 0);
