@@ -14,6 +14,7 @@ import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
 import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
+import { LogGuard } from './log/log-guard.ts';
 import { LogService } from './log/log-service.ts';
 import { createLogStore } from './log/log-store.ts';
 import { Sequencer } from './log/sequencer.ts';
@@ -111,14 +112,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const tsa = await Tsa.open(config.signingKeysDir, publicUrl.host);
   const logStore = createLogStore(db, database.engine);
   const leaves = proofLeafSource(db, database.engine);
+  // The record of the checkpoints the log published, outside the database (docs/deploy.md).
+  const guard = new LogGuard({ dir: config.logStateDir, log });
   const transparencyLog = new LogService({
     store: logStore,
     leaves,
     key: keyring.logKey,
     origin: `${publicUrl.host}${publicUrl.pathname.replace(/\/+$/, '')}/log`,
     log,
+    guard,
   });
   await transparencyLog.open();
+  await guard.open(transparencyLog.origin, transparencyLog.verifierKey);
   const sequencer = new Sequencer({
     store: logStore,
     leaves,
@@ -126,8 +131,11 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     origin: transparencyLog.origin,
     clock,
     log,
+    guard,
     onSigned: (checkpoint) => transparencyLog.remember(checkpoint),
   });
+  // Before any request: a database behind the published log is told at once (and on /health).
+  await sequencer.check();
   const signing = new SigningThread();
   const proofs = new ProofsService({
     db,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import pino from 'pino';
@@ -19,6 +20,7 @@ import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-re
 import { formatCheckpoint, openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { openDatabase, type Db } from '../db/index.ts';
 import { proofLeafSource } from '../proofs/log-leaves.ts';
+import { LogGuard } from './log-guard.ts';
 import { LogService } from './log-service.ts';
 import { createLogStore } from './log-store.ts';
 import { Sequencer } from './sequencer.ts';
@@ -99,8 +101,13 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
   const store = createLogStore(db, 'sqlite');
   const leaves = proofLeafSource(db, 'sqlite');
   const logger = pino({ level: 'silent' });
-  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger });
+  const guard = new LogGuard({
+    dir: mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-state-')),
+    log: logger,
+  });
+  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger, guard });
   await log.open();
+  await guard.open(log.origin, log.verifierKey);
   const sequencer = new Sequencer({
     store,
     leaves,
@@ -108,6 +115,7 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
     origin: log.origin,
     clock: { now: () => 1_700_000_000_000 },
     log: logger,
+    guard,
     onSigned: (checkpoint) => log.remember(checkpoint),
   });
   return { log, sequencer };
