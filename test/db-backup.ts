@@ -40,7 +40,11 @@ export function backUp(dataDir: string): Backup {
     restore() {
       // Quiet: psql reports each table the drop cascades to; an error still throws, with its output.
       const quiet = { stdio: ['ignore', 'ignore', 'pipe'] } as const;
-      execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-c', `drop schema ${schema} cascade`, url], quiet);
+      execFileSync(
+        'psql',
+        ['-q', '-v', 'ON_ERROR_STOP=1', '-c', `drop schema ${schema} cascade`, url],
+        quiet,
+      );
       execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-f', dump, url], quiet);
     },
     discard: () => rmSync(copy, { recursive: true, force: true }),
