@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +39,7 @@ export function backUp(dataDir: string): Backup {
   return {
     restore() {
       // Quiet: psql reports each table the drop cascades to; an error still throws, with its output.
-      const quiet = { stdio: ['ignore', 'ignore', 'pipe'] } as const;
+      const quiet: ExecFileSyncOptions = { stdio: ['ignore', 'ignore', 'pipe'] };
       execFileSync(
         'psql',
         ['-q', '-v', 'ON_ERROR_STOP=1', '-c', `drop schema ${schema} cascade`, url],

@@ -87,7 +87,10 @@ test('a database restored from an older backup stops the log, says why, and star
     older.restore();
     server = await start();
     const lines = await server.logged((all) => all.some((l) => l.includes(REFUSAL)), 'the refusal is logged');
-    const logged = JSON.parse(lines.find((l) => l.includes(REFUSAL)) ?? '{}') as { level: number; msg: string };
+    const logged = JSON.parse(lines.find((l) => l.includes(REFUSAL)) ?? '{}') as {
+      level: number;
+      msg: string;
+    };
     assert.equal(logged.level, 50, 'an error');
     assert.match(
       logged.msg,

@@ -18,10 +18,7 @@ import type { LeafSource } from './leaf-source.ts';
 import type { LogGuard, LogProblem } from './log-guard.ts';
 import type { LogStore, SignedCheckpoint } from './log-store.ts';
 import { formatTlogProof } from '../core/tlog-proof.ts';
-
-/** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
-const TILE_HEIGHT = 8;
-export const TILE_WIDTH = 256;
+import { TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 export type { LeafSource } from './leaf-source.ts';
 /**
