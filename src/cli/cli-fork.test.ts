@@ -1,13 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAlteringProxy } from '../../test/altering-proxy.ts';
 import { backUp, type Backup } from '../../test/db-backup.ts';
 import { api, makeDataDir, notarizeBody, startServer, type TestServer } from '../../test/helper.ts';
-import { run, type Run } from '../../test/process.ts';
+import { finished, printed, run, start, type Run } from '../../test/process.ts';
 import { eventually } from '../../test/wait.ts';
 import { leafHash } from '../core/merkle.ts';
+import { formatVerifierKey } from '../core/signed-note.ts';
 import { parseEntryBundle } from '../core/tlog-tiles.ts';
 import { readCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 import { CLI } from './cli-test-setup.ts';
@@ -156,6 +158,47 @@ describe('a command that has seen a log', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  test('monitor follows the log, a line per new checkpoint; a pinned manifest with another log key is refused', async () => {
+    const state = stateDir(seed);
+    const size = (await latest(a)).size;
+    const child = start(process.execPath, [CLI, 'monitor', '--interval-ms', '50'], {
+      env: { PATH: process.env.PATH, HASHPROOF_URL: a.baseUrl, HASHPROOF_STATE_DIR: state },
+    });
+    try {
+      await printed(child, `size ${size}, root`);
+      const next = printed(child, `size ${size + 2}, root`);
+      await growTo(a, size + 2);
+      assert.match(
+        await next,
+        /consistent with size \d+ seen before; \d+ new entr(y matches|ies match) the tiles/,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await finished(child);
+    }
+    assert.equal(remembered(state).monitoredSize, size + 2);
+
+    const manifest = (await api(a.baseUrl, '/.well-known/hashproof-keys.json')).body as {
+      keys: { use: string; verifierKey?: string }[];
+    };
+    const pinned = path.join(work, 'pinned-keys.json');
+    writeFileSync(pinned, JSON.stringify(manifest));
+    const trusted = await hashproof(a.baseUrl, stateDir(), ['monitor', '--once', '--keys', pinned]);
+    assert.equal(trusted.code, 0, trusted.stderr);
+    const impostor = generateKeyPairSync('ed25519').publicKey;
+    for (const key of manifest.keys)
+      if (key.use === 'log') key.verifierKey = formatVerifierKey(ORIGIN, impostor);
+    writeFileSync(pinned, JSON.stringify(manifest));
+    const refused = await hashproof(a.baseUrl, stateDir(), ['monitor', '--once', '--keys', pinned]);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^log checkpoint rejected: it does not verify with the log key proofs\.example\.test\/log\+/,
+    );
+    const usage = await hashproof(a.baseUrl, stateDir(), ['monitor', '--interval-ms', 'soon']);
+    assert.equal(usage.code, 2);
   });
 
   test('monitor catches tiles that do not hash to the checkpoint', async () => {

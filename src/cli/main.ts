@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -16,8 +16,8 @@ import {
 import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
 import { EXIT, print, UsageError } from './output.ts';
-import { verify, readManifest } from './verify.ts';
-import { monitor } from './monitor.ts';
+import { verify } from './verify.ts';
+import { monitor, MONITOR_HELP } from './monitor.ts';
 
 const HELP: Record<string, string> = {
   main: `hashproof: timestamped proofs of SHA-256 hashes
@@ -62,14 +62,7 @@ printed with its result.`,
   admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>
   admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
   serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
-  monitor: `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--keys manifest.json]
-
-Follows the service's transparency log. For each new checkpoint it checks the signature with the log
-key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
-(remembered in HASHPROOF_STATE_DIR), and that the entries added since the last check hash to the
-log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoint checked and looks
-again every --interval-ms (default 60000); --once looks once. Exits 1 at the first failure (a fork is
-"log fork detected: …"), 0 after --once when everything held.`,
+  monitor: MONITOR_HELP,
 };
 
 const OPTIONS = {
@@ -139,14 +132,8 @@ async function main(argv: string[]): Promise<number> {
       return search(client, values);
     case 'admin':
       return admin(client, rest, values);
-    case 'monitor': {
-      const pinned = values.keys;
-      const keys =
-        pinned === undefined
-          ? () => keysOf(client)
-          : async () => readManifest(await readFile(pinned, 'utf8'), pinned);
-      return monitor(client, values, keys);
-    }
+    case 'monitor':
+      return monitor(client, values, () => keysOf(client));
     case 'serve':
       return serve({ port: values.port, database: values.database, mode: values.mode });
     default:

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { setTimeout as pause } from 'node:timers/promises';
 import {
   auditEntries,
@@ -10,8 +11,18 @@ import {
 } from '../client/client.ts';
 import { logKeyOf, logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
 import { EXIT, print, UsageError } from './output.ts';
+import { readManifest } from './verify.ts';
 
 const DEFAULT_INTERVAL_MS = 60_000;
+
+export const MONITOR_HELP = `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--keys manifest.json]
+
+Follows the service's transparency log. For each new checkpoint it checks the signature with the log
+key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
+(remembered in HASHPROOF_STATE_DIR), and that the entries added since the last check hash to the
+log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoint checked and looks
+again every --interval-ms (default 60000); --once looks once. Exits 1 at the first failure (a fork is
+"log fork detected: …"), 0 after --once when everything held.`;
 
 /**
  * `hashproof monitor [--once] [--interval-ms N]`: follows the service's log. For each new checkpoint it
@@ -21,9 +32,13 @@ const DEFAULT_INTERVAL_MS = 60_000;
  */
 export async function monitor(
   client: HashproofClient,
-  values: { once?: boolean; 'interval-ms'?: string },
-  keysOf: () => Promise<ManifestKey[]>,
+  values: { once?: boolean; 'interval-ms'?: string; keys?: string },
+  serviceKeys: () => Promise<ManifestKey[]>,
 ): Promise<number> {
+  // The log key of a saved manifest (--keys), else of the service's.
+  const pinned = values.keys;
+  const keysOf =
+    pinned === undefined ? serviceKeys : async () => readManifest(await readFile(pinned, 'utf8'), pinned);
   const raw = values['interval-ms'];
   const interval = raw === undefined ? DEFAULT_INTERVAL_MS : Number(raw);
   if (!/^\d+$/.test(raw ?? '0') || !Number.isSafeInteger(interval) || interval < 1)
