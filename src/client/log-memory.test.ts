@@ -111,7 +111,7 @@ test('a checkpoint signed by another key is rejected before anything is compared
 
 test('the state directory: HASHPROOF_STATE_DIR, else XDG_STATE_HOME/hashproof, else ~/.local/state/hashproof', () => {
   assert.equal(defaultStateDir({ HASHPROOF_STATE_DIR: '/srv/state', XDG_STATE_HOME: '/x' }), '/srv/state');
-  assert.equal(defaultStateDir({ XDG_STATE_HOME: '/home/u/.state' }), '/home/u/.state/hashproof');
+  assert.equal(defaultStateDir({ XDG_STATE_HOME: '/var/lib/u/.state' }), '/var/lib/u/.state/hashproof');
   assert.equal(
     defaultStateDir({ XDG_STATE_HOME: 'relative' }),
     path.join(os.homedir(), '.local/state/hashproof'),
