@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAlteringProxy } from '../../test/altering-proxy.ts';
 import { backUp, type Backup } from '../../test/db-backup.ts';
@@ -120,6 +120,7 @@ describe('a command that has seen a log', () => {
       server.cleanup();
     }
     backup.discard();
+    rmSync(work, { recursive: true, force: true });
   });
 
   test('consistent growth is accepted and remembered; an older consistent checkpoint is told, not remembered', async () => {

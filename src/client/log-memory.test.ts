@@ -1,7 +1,7 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { consistencyProof, rootHash } from '../../test/merkle-reference.ts';
@@ -9,6 +9,15 @@ import { makeDataDir } from '../../test/helper.ts';
 import { leafHash } from '../core/merkle.ts';
 import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-note.ts';
 import { defaultStateDir, LogCheckError, LogMemory, type ConsistencyProver } from './log-memory.ts';
+
+/** Directories of these tests, removed after them. */
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = makeDataDir();
+  scratches.push(dir);
+  return dir;
+};
+after(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const ORIGIN = 'memory.example/log';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -33,7 +42,7 @@ const proverOf =
     to > size ? undefined : consistencyProof(from, leaves.slice(0, to));
 
 test('the first checkpoint is remembered, a larger consistent one replaces it, an older consistent one does not', async () => {
-  const memory = new LogMemory(path.join(makeDataDir(), 'nested', 'state'));
+  const memory = new LogMemory(path.join(scratch(), 'nested', 'state'));
   const first = await memory.observe(note(honest, 4), VKEY, proverOf(honest));
   assert.equal(first.growth, 'first');
   assert.equal((await memory.recall(ORIGIN))?.checkpoint.size, 4);
@@ -67,7 +76,7 @@ test('the first checkpoint is remembered, a larger consistent one replaces it, a
 
 test('a fork, smaller, equal or larger, is refused with both checkpoints named and never remembered', async () => {
   for (const size of [3, 6, 10, 15]) {
-    const memory = new LogMemory(makeDataDir());
+    const memory = new LogMemory(scratch());
     await memory.observe(note(honest, 10), VKEY, proverOf(honest));
     const before = readFileSync(path.join(memory.dir, readdirSync(memory.dir)[0]!), 'utf8');
     if (size <= 5) {
@@ -91,7 +100,7 @@ test('a fork, smaller, equal or larger, is refused with both checkpoints named a
 });
 
 test('a checkpoint signed by another key is rejected before anything is compared or remembered', async () => {
-  const memory = new LogMemory(makeDataDir());
+  const memory = new LogMemory(scratch());
   const other = generateKeyPairSync('ed25519');
   const forged = signNote(
     formatCheckpoint({ origin: ORIGIN, size: 3, rootHash: rootHash(honest.slice(0, 3)), extensions: [] }),

@@ -1,7 +1,7 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { makeDataDir } from '../../test/helper.ts';
@@ -13,6 +13,15 @@ import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-no
 import { LogGuard, LogInconsistent, type TreeReader } from './log-guard.ts';
 import { LogStateFiles } from './log-state.ts';
 import type { SignedCheckpoint } from './log-store.ts';
+
+/** Directories of these tests, removed after them. */
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = makeDataDir();
+  scratches.push(dir);
+  return dir;
+};
+after(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const ORIGIN = 'guard.example/log';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -45,7 +54,7 @@ function treeOf(leaves: Buffer[], head: number): TreeReader {
 }
 
 test('the record only moves forward, whatever order writers sharing the directory finish in', async () => {
-  const dir = makeDataDir();
+  const dir = scratch();
   const files = new LogStateFiles(dir, ORIGIN, VKEY);
   await files.open();
   const leaves = logOf('a', 200);
@@ -76,7 +85,7 @@ test('the record only moves forward, whatever order writers sharing the director
 test('the guard passes a database that holds the published tree, and stops at one behind it or holding another', async () => {
   const lines = new Arrivals<string>();
   const log = pino({ level: 'info' }, { write: (line: string) => lines.add(line) });
-  const dir = makeDataDir();
+  const dir = scratch();
   const guard = new LogGuard({ dir, log });
   await guard.open(ORIGIN, VKEY);
   const leaves = logOf('a', 30);
@@ -116,7 +125,7 @@ test('the guard passes a database that holds the published tree, and stops at on
 });
 
 test('a record that is not a checkpoint of this log signed with its key stops the log', async () => {
-  const dir = makeDataDir();
+  const dir = scratch();
   const files = new LogStateFiles(dir, ORIGIN, VKEY);
   await files.open();
   const other = generateKeyPairSync('ed25519');

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import pino from 'pino';
 import { vectorsDir } from '../../test/vectors.ts';
 import {
@@ -89,8 +89,10 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
   const store = createLogStore(db, 'sqlite');
   const leaves = proofLeafSource(db, 'sqlite');
   const logger = pino({ level: 'silent' });
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-state-'));
+  after(() => rmSync(stateDir, { recursive: true, force: true }));
   const guard = new LogGuard({
-    dir: mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-state-')),
+    dir: stateDir,
     log: logger,
   });
   const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger, guard });
