@@ -58,6 +58,8 @@ test('the packed package installs and runs: its command and its client are compi
   const env = {
     PATH: `${path.join(consumer, 'node_modules/.bin')}${path.delimiter}${process.env.PATH}`,
     HASHPROOF_URL: baseUrl,
+    // The checkpoints the command remembers stay in the test's directory.
+    HASHPROOF_STATE_DIR: path.join(work, 'hashproof-state'),
   };
   const help = await run('hashproof', ['--help'], { cwd: consumer, env });
   assert.equal(help.code, 0, help.stderr);

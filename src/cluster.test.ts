@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { postOnFreshConnection, startInstances, type Instance } from '../test/cluster.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { postOnFreshConnection, startInstance, startInstances, type Instance } from '../test/cluster.ts';
 import {
   ADMIN_KEY,
   adminHeaders,
@@ -31,6 +32,18 @@ async function postgresSchema(dataDir: string): Promise<string> {
     if (previous === undefined) delete process.env.TEST_DATABASE_URL;
     else process.env.TEST_DATABASE_URL = previous;
   }
+}
+
+/** The signed note of the largest tree recorded in a log state directory (docs/deploy.md). */
+function largestRecord(dir: string): string | undefined {
+  const sizes = readdirSync(dir)
+    .map((name) => /^log-checkpoint-[0-9a-f]{16}-(\d+)$/.exec(name)?.[1])
+    .filter((size) => size !== undefined)
+    .map(Number);
+  if (sizes.length === 0) return undefined;
+  const largest = Math.max(...sizes);
+  const name = readdirSync(dir).find((n) => n.endsWith(`-${largest}`) && n.startsWith('log-checkpoint-'));
+  return name === undefined ? undefined : readFileSync(`${dir}/${name}`, 'utf8');
 }
 
 /**
@@ -149,6 +162,12 @@ describe('several instances behind one address', { skip }, () => {
         'select tree_size, checkpoint from log_checkpoints order by tree_size',
       );
       assert.ok(checkpoints.rows.length >= 2, 'several checkpoints');
+      // The record of the log state, in the keys directory both share, ends at the final tree.
+      const finalNote = checkpoints.rows.at(-1).checkpoint as string;
+      await eventually(() => largestRecord(`${dataDir}/keys`), {
+        what: 'the shared log state records the final checkpoint',
+        until: (note) => note === finalNote,
+      });
       const keys = (await api(pick(0), '/.well-known/hashproof-keys.json')).body.keys as {
         use: string;
         verifierKey?: string;
@@ -171,6 +190,45 @@ describe('several instances behind one address', { skip }, () => {
       }
     } finally {
       await client.end();
+    }
+  });
+
+  test('instances with log state directories of their own each record the checkpoints of the other', async () => {
+    const pairDir = makeDataDir();
+    const pairEnv = {
+      ...env,
+      DATABASE_URL: await postgresSchema(pairDir),
+      SIGNING_KEYS_DIR: `${pairDir}/keys`,
+    };
+    // The first start creates the keys; the second instance shares them.
+    const first = await startInstance({ ...pairEnv, LOG_STATE_DIR: `${pairDir}/state-a` });
+    const second = await startInstance({ ...pairEnv, LOG_STATE_DIR: `${pairDir}/state-b` });
+    try {
+      const pair = [first, second];
+      const created = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          api(pair[i % 2]!.baseUrl, '/api/proof/notarize', { body: notarizeBody() }),
+        ),
+      );
+      assert.deepEqual(new Set(created.map((r) => r.status)), new Set([200]));
+      const checkpoint = await eventually(() => api(first.baseUrl, '/log/checkpoint'), {
+        what: 'the log integrates every proof',
+        until: (res) => res.status === 200 && res.text.split('\n')[1] === '60',
+        timeoutMs: 20_000,
+      });
+      for (const dir of ['state-a', 'state-b']) {
+        await eventually(() => largestRecord(`${pairDir}/${dir}`), {
+          what: `${dir} records the checkpoint of 60 entries`,
+          until: (note) => note === checkpoint.text,
+        });
+      }
+      const health = await Promise.all(pair.map((i) => api(i.baseUrl, '/health')));
+      assert.deepEqual(
+        health.map((h) => h.body.log),
+        [{ ok: true }, { ok: true }],
+      );
+    } finally {
+      await Promise.all([first.stop('SIGKILL'), second.stop('SIGKILL')]);
     }
   });
 

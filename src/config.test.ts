@@ -23,6 +23,7 @@ test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080',
   assert.deepEqual(config.rateLimit, { max: 60, windowMs: 60000 });
   assert.equal(config.requestTimeoutMs, 30_000);
   assert.equal(config.signingKeysDir, path.resolve('data/keys'));
+  assert.equal(config.logStateDir, path.resolve('data/keys'), 'the log state beside the keys');
   assert.equal(config.adminKey, undefined);
   assert.equal(config.webhookAllowPrivateUrls, false);
   assert.ok(Object.isFrozen(config));
@@ -46,6 +47,11 @@ test('variables are read as documented', () => {
   assert.equal(config.publicBaseUrl, 'https://proofs.example.com');
   assert.equal(config.rateLimit.max, 0);
   assert.equal(config.signingKeysDir, '/tmp/keys');
+  assert.equal(config.logStateDir, '/tmp/keys');
+  assert.equal(
+    loadConfig({ SIGNING_KEYS_DIR: '/ro/keys', LOG_STATE_DIR: 'state' }).logStateDir,
+    path.resolve('state'),
+  );
   assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
   assert.equal(config.webhookAllowPrivateUrls, true);
   assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database, {

@@ -39,6 +39,11 @@ export interface Config {
   /** How long a client may take to send a whole request (headers and body) before it is cut off with 408. */
   requestTimeoutMs: number;
   signingKeysDir: string;
+  /**
+   * Where the record of the latest checkpoint the log published is kept, outside the database
+   * (docs/deploy.md, "Restoring a backup"): SIGNING_KEYS_DIR unless LOG_STATE_DIR names another.
+   */
+  logStateDir: string;
   webhookAllowPrivateUrls: boolean;
   trustProxy: string[] | undefined;
   logLevel: string;
@@ -205,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('SERVICE_ADMIN_KEY: must be at least 16 characters');
   }
 
+  const signingKeysDir = path.resolve(read('SIGNING_KEYS_DIR') ?? path.join(dataDir, 'keys'));
   const config: Config = {
     host,
     port,
@@ -221,7 +227,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowMs: integer('RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     },
     requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
-    signingKeysDir: path.resolve(read('SIGNING_KEYS_DIR') ?? path.join(dataDir, 'keys')),
+    signingKeysDir,
+    logStateDir: path.resolve(read('LOG_STATE_DIR') ?? signingKeysDir),
     webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS'),
     trustProxy,
     logLevel,

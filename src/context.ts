@@ -14,6 +14,7 @@ import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
 import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
+import { LogGuard } from './log/log-guard.ts';
 import { LogService } from './log/log-service.ts';
 import { createLogStore } from './log/log-store.ts';
 import { Sequencer } from './log/sequencer.ts';
@@ -118,14 +119,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const tsa = await Tsa.open(config.signingKeysDir, publicUrl.host);
   const logStore = createLogStore(db, database.engine);
   const leaves = proofLeafSource(db, database.engine);
+  // The record of the checkpoints the log published, outside the database (docs/deploy.md).
+  const guard = new LogGuard({ dir: config.logStateDir, log });
   const transparencyLog = new LogService({
     store: logStore,
     leaves,
     key: keyring.logKey,
     origin: `${publicUrl.host}${publicUrl.pathname.replace(/\/+$/, '')}/log`,
     log,
+    guard,
   });
   await transparencyLog.open();
+  await guard.open(transparencyLog.origin, transparencyLog.verifierKey);
   const anchoring = new AnchorWorker({
     store: new AnchorStore(db),
     config: config.anchors,
@@ -140,11 +145,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     origin: transparencyLog.origin,
     clock,
     log,
+    guard,
     onSigned: (checkpoint) => {
       transparencyLog.remember(checkpoint);
       anchoring.nudge();
     },
   });
+  // Before any request: a database behind the published log is told at once (and on /health).
+  await sequencer.check();
   const signing = new SigningThread();
   const proofs = new ProofsService({
     db,

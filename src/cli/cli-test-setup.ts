@@ -25,13 +25,21 @@ export function withCliServer(): void {
   });
 }
 
-/** Runs `hashproof` with these arguments against the test service, as a user's shell would. */
+/**
+ * Runs `hashproof` with these arguments against the test service, as a user's shell would. The
+ * checkpoints it remembers go to the scratch directory (HASHPROOF_STATE_DIR), never to the home directory.
+ */
 export function cli(
   args: string[],
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<Run> {
   return run(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, HASHPROOF_URL: server.baseUrl, ...options.env },
+    env: {
+      PATH: process.env.PATH,
+      HASHPROOF_URL: server.baseUrl,
+      HASHPROOF_STATE_DIR: path.join(work, '.hashproof-state'),
+      ...options.env,
+    },
     stdin: options.stdin,
   });
 }

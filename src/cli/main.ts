@@ -7,6 +7,7 @@ import {
   createClient,
   hashFile,
   HashproofError,
+  LogCheckError,
   type HashproofClient,
   type Proof,
   type PublicKeyEntry,
@@ -16,6 +17,7 @@ import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
 import { EXIT, print, UsageError } from './output.ts';
 import { verify } from './verify.ts';
+import { monitor, MONITOR_HELP } from './monitor.ts';
 
 const HELP: Record<string, string> = {
   main: `hashproof: timestamped proofs of SHA-256 hashes
@@ -29,9 +31,14 @@ Commands:
   search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
   admin <area> <action>   accounts, keys and webhooks (needs SERVICE_ADMIN_KEY)
   serve                   run the service (--port, --database, --mode)
+  monitor                 follow the service's log: signatures, consistency, entries against tiles
 
 Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help
-Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached`,
+Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached
+
+stamp, verify --online and monitor remember the largest checkpoint of each log they verified (in
+HASHPROOF_STATE_DIR, default $XDG_STATE_HOME/hashproof or ~/.local/state/hashproof) and exit 1 with
+"log fork detected: …" when the log serves one that does not extend it.`,
   stamp: `Usage: hashproof stamp <file|dir|->… [--label L] [--metadata key=value]… [--out F] [--api-key K] [--json]
 
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
@@ -55,6 +62,7 @@ printed with its result.`,
   admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>
   admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
   serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
+  monitor: MONITOR_HELP,
 };
 
 const OPTIONS = {
@@ -79,6 +87,8 @@ const OPTIONS = {
   port: { type: 'string' },
   database: { type: 'string' },
   mode: { type: 'string' },
+  once: { type: 'boolean' },
+  'interval-ms': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
@@ -122,6 +132,8 @@ async function main(argv: string[]): Promise<number> {
       return search(client, values);
     case 'admin':
       return admin(client, rest, values);
+    case 'monitor':
+      return monitor(client, values, () => keysOf(client));
     case 'serve':
       return serve({ port: values.port, database: values.database, mode: values.mode });
     default:
@@ -260,7 +272,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof UsageError) {
+    if (error instanceof LogCheckError) {
+      // One line that says it all: `log fork detected: …` names the log and both checkpoints.
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = EXIT.failed;
+    } else if (error instanceof UsageError) {
       process.stderr.write(`hashproof: ${error.message}\n`);
       process.exitCode = EXIT.usage;
     } else if (error instanceof HashproofError) {

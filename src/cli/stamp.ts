@@ -8,6 +8,7 @@ import {
   type ManifestKey,
   type Proof,
 } from '../client/client.ts';
+import { checkLog } from './log-memory.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 
 interface StampOptions {
@@ -66,6 +67,10 @@ export async function stampFiles(
       const receiptKey = receiptKeyId
         ? (await options.keys()).find((k) => k.keyId === receiptKeyId)
         : undefined;
+      // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
+      const evidence = await client.evidence(result.proof.id);
+      // The log's checkpoint must extend every one of it seen before (docs/cli.md).
+      await checkLog(client, await options.keys(), evidence.tlogProof);
       const document = {
         proof: result.proof,
         links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
@@ -73,8 +78,7 @@ export async function stampFiles(
         // The public key that signed the receipt, so the file verifies offline. Compare it with the
         // service's /.well-known/hashproof-keys.json (or a copy you trust) to know it is the service's.
         keys: receiptKey ? [receiptKey] : [],
-        // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
-        evidence: await client.evidence(result.proof.id),
+        evidence,
       };
       const outFile = options.out ?? (file === '-' ? undefined : `${file}.proof.json`);
       if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');

@@ -11,6 +11,7 @@ import {
   type Proof,
   type PublicKeyEntry,
 } from '../client/client.ts';
+import { checkLog } from './log-memory.ts';
 import { EXIT, print, UsageError } from './output.ts';
 
 /**
@@ -38,6 +39,8 @@ export async function verify(
     : values.keys !== undefined
       ? readManifest(await readFile(values.keys, 'utf8'), values.keys)
       : undefined;
+  // The service's log must still extend every checkpoint of it seen before (docs/cli.md).
+  if (values.online && manifest !== undefined) await checkLog(client, manifest);
   let evidence = document.evidence ?? {};
   let keysCheck: OfflineCheck = {
     name: 'keys',
@@ -90,7 +93,7 @@ export async function verify(
   return isOk ? EXIT.ok : EXIT.failed;
 }
 
-function readManifest(text: string, file: string): ManifestKey[] {
+export function readManifest(text: string, file: string): ManifestKey[] {
   try {
     const keys = (JSON.parse(text) as { keys?: unknown }).keys;
     if (Array.isArray(keys)) return keys as ManifestKey[];

@@ -1,4 +1,5 @@
 import type { ClientEvmSigner } from '@x402/evm';
+import { tilePath } from '../core/tlog-tiles.ts';
 import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
 
 export {
@@ -12,6 +13,16 @@ export {
   type OfflineCheck,
   type PublicKeyEntry,
 } from './offline.ts';
+export { auditEntries } from './log-audit.ts';
+export {
+  defaultStateDir,
+  LogCheckError,
+  LogMemory,
+  type ConsistencyProver,
+  type Observation,
+  type Remembered,
+} from './log-memory.ts';
+export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 
 /** An error answered by the service (its error envelope), or a network failure (`status` 0). */
 export class HashproofError extends Error {
@@ -133,12 +144,13 @@ export function createClient(options: ClientOptions) {
   async function call<T>(
     method: string,
     path: string,
-    { body, headers = {}, isIdempotent = method === 'GET' }: CallOptions = {},
+    { body, headers = {}, isIdempotent = method === 'GET', as = 'json' }: CallOptions = {},
   ): Promise<T> {
     let lastError: HashproofError | undefined;
     for (let attempt = 1; attempt <= (isIdempotent ? attempts : 1); attempt++) {
       if (attempt > 1) await pause(attempt - 1);
       let response: Response;
+      let bytes: Buffer;
       let text: string;
       try {
         response = await doFetch(base + path, {
@@ -151,7 +163,8 @@ export function createClient(options: ClientOptions) {
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         // The connection can also break while the answer's body arrives.
-        text = await response.text();
+        bytes = Buffer.from(await response.arrayBuffer());
+        text = bytes.toString('utf8');
       } catch (error) {
         lastError = new HashproofError(
           0,
@@ -160,6 +173,7 @@ export function createClient(options: ClientOptions) {
         );
         continue;
       }
+      if (response.ok && as !== 'json') return (as === 'text' ? text : bytes) as T;
       let parsed: unknown;
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
@@ -247,6 +261,16 @@ export function createClient(options: ClientOptions) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    /** The log's latest checkpoint, a C2SP signed note (`/log/checkpoint`). */
+    checkpoint: () => call<string>('GET', '/log/checkpoint', { as: 'text' }),
+    /** The consistency proof between two tree sizes of the log (RFC 9162 §2.1.4). */
+    async consistency(from: number, to: number): Promise<Buffer[]> {
+      const proof = await call<{ hashes: string[] }>('GET', `/api/log/consistency${query({ from, to })}`);
+      return proof.hashes.map((hash) => Buffer.from(hash, 'base64'));
+    },
+    /** A C2SP tile of the log: a hash tile of `level`, or an entry bundle, `width` entries wide. */
+    tile: (level: number | 'entries', index: number, width: number) =>
+      call<Buffer>('GET', `/log/tile/${tilePath(level, index, width)}`, { as: 'bytes' }),
     recent: (params: { limit?: number; cursor?: string } = {}) =>
       call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
     search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),
@@ -290,6 +314,8 @@ interface CallOptions {
   headers?: Record<string, string>;
   /** Safe to send twice; by default only a GET is. */
   isIdempotent?: boolean;
+  /** How a successful answer is read: JSON (the default), text, or bytes (a Buffer). */
+  as?: 'json' | 'text' | 'bytes';
 }
 
 function pause(attempt: number): Promise<void> {

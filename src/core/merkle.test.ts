@@ -7,19 +7,13 @@ import { vectorsDir } from '../../test/vectors.ts';
 import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-reference.ts';
 import { leafHash, verifyConsistency, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from './signed-note.ts';
+import { parseEntryBundle } from './tlog-tiles.ts';
 
 const LOG = vectorsDir('tessera-log');
 const VKEY = 'example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx';
 
 function entries(): Buffer[] {
-  const bundle = readFileSync(path.join(LOG, 'tile/entries/000.p/15'));
-  const out: Buffer[] = [];
-  for (let at = 0; at < bundle.length;) {
-    const length = bundle.readUInt16BE(at);
-    out.push(bundle.subarray(at + 2, at + 2 + length));
-    at += 2 + length;
-  }
-  return out;
+  return parseEntryBundle(readFileSync(path.join(LOG, 'tile/entries/000.p/15')));
 }
 
 test('leaf hashes of the entry bundle equal the level-0 tile of a real C2SP log', () => {

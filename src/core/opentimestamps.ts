@@ -4,7 +4,7 @@ import { copy, mergeInto, type OtsAttestation, type OtsTimestamp } from './ots-c
 /**
  * OpenTimestamps (https://opentimestamps.org) for hashproof: the format (ots-ops.ts, ots-codec.ts), and
  * how a proof's content hash is carried to the root of the transparency log, which is what a calendar is
- * asked to timestamp (docs/decisions.md, section 10).
+ * asked to timestamp (docs/decisions.md, "OpenTimestamps written by a small module of our own").
  */
 
 export { applyOp, OtsFormatError, type OtsOp } from './ots-ops.ts';

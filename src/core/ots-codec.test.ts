@@ -80,7 +80,7 @@ interface Malformed {
   msg?: Buffer;
   /** A whole .ots file. */
   detached?: boolean;
-  /** Refused here by choice though the reference reads it (docs/decisions.md, section 10). */
+  /** Refused here by choice though the reference reads it (docs/decisions.md, "OpenTimestamps written by a small module of our own"). */
   oursOnly?: boolean;
 }
 

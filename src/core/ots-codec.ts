@@ -4,7 +4,7 @@ import { applyOp, compareOps, fail, MAX_MSG, OP_TAGS, opOfTag, type OtsOp } from
  * The OpenTimestamps serialization: a timestamp is a tree whose nodes are messages and whose edges are
  * operations, with attestations on the nodes. Read from the reference implementation
  * (github.com/opentimestamps/python-opentimestamps, opentimestamps/core: timestamp.py, notary.py,
- * serialize.py) and held to it by tests that run it; the choices are in docs/decisions.md, section 10.
+ * serialize.py) and held to it by tests that run it; the choices are in docs/decisions.md, "OpenTimestamps written by a small module of our own".
  */
 
 export type OtsAttestation =

@@ -11,11 +11,16 @@ const Health = Type.Object({
   version: Type.String(),
   mode: Type.Union([Type.Literal('demo'), Type.Literal('x402')]),
   database: Type.Object({ engine: Type.String(), ok: Type.Boolean() }),
+  log: Type.Object({ ok: Type.Boolean() }),
   uptimeSeconds: Type.Integer(),
   time: Type.String({ format: 'date-time' }),
 });
 
-/** GET /health: liveness and readiness in one; 503 when the database does not answer. Not rate limited. */
+/**
+ * GET /health: liveness and readiness in one; 503 when the database does not answer, or when the
+ * transparency log stopped because its database is not the tree it published (docs/deploy.md,
+ * "Restoring a backup"): then `log` says why and what to do. Not rate limited.
+ */
 export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const startedAt = ctx.clock.now();
   app.get(
@@ -47,7 +52,17 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
           { 'Retry-After': '5' },
         );
       }
-      return { ok: true, ...summary, database: { engine: ctx.database.engine, ok: true } };
+      const database = { engine: ctx.database.engine, ok: true };
+      const problem = ctx.log.problem;
+      if (problem !== undefined) {
+        throw new AppError(
+          'service_unavailable',
+          'The transparency log is stopped: new proofs are refused until the operator acts',
+          { ...summary, database, log: { ok: false, reason: problem.reason, action: problem.action } },
+          { 'Retry-After': '60' },
+        );
+      }
+      return { ok: true, ...summary, database, log: { ok: true } };
     },
   );
 }

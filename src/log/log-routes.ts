@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { ConsistencyProof, ConsistencyQuery } from './log-schemas.ts';
-import { TILE_WIDTH } from './log-service.ts';
+import { TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const FRESH = 'public, max-age=1';

@@ -15,12 +15,10 @@ import { formatVerifierKey } from '../core/signed-note.ts';
 import { AppError } from '../errors.ts';
 import type { LogKey } from '../keys/keyring.ts';
 import type { LeafSource } from './leaf-source.ts';
+import type { LogGuard, LogProblem } from './log-guard.ts';
 import type { LogStore, SignedCheckpoint } from './log-store.ts';
 import { formatTlogProof } from '../core/tlog-proof.ts';
-
-/** Tiles are 2^8 hashes wide (C2SP tlog-tiles). */
-const TILE_HEIGHT = 8;
-export const TILE_WIDTH = 256;
+import { TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 export type { LeafSource } from './leaf-source.ts';
 export type { SignedCheckpoint } from './log-store.ts';
@@ -47,6 +45,8 @@ interface LogServiceDeps {
    */
   origin: string;
   log: pino.Logger;
+  /** Knows whether the log is consistent with the checkpoints it published (the sequencer's guard). */
+  guard: Pick<LogGuard, 'problem'>;
 }
 
 interface Inclusion {
@@ -115,6 +115,14 @@ export class LogService {
   /** The C2SP verifier key of the log (`origin+keyid+base64`). */
   get verifierKey(): string {
     return this.#vkey;
+  }
+
+  /**
+   * Why the log signs nothing and the service takes no new proofs (its database is not the tree it
+   * published); undefined while all is well.
+   */
+  get problem(): LogProblem | undefined {
+    return this.#deps.guard.problem;
   }
 
   /** A checkpoint just signed or read: answers for the newest unless a larger one is already known. */

@@ -57,8 +57,8 @@ export interface LogStore {
   ): Promise<void>;
   /** The checkpoint of the largest tree signed; undefined before the first. */
   latestCheckpoint(): Promise<SignedCheckpoint | undefined>;
-  /** The signed note of a tree size; null for a size the log never signed. */
-  checkpointAt(size: number): Promise<string | null>;
+  /** The signed note of a tree size, read in `trx` when given; null for a size the log never signed. */
+  checkpointAt(size: number, trx?: Db): Promise<string | null>;
   /** The hashes of one level at indexes [first, first + count), in order; fewer when not all exist. */
   level(level: number, first: number, count: number): Promise<Buffer[]>;
 }
@@ -219,8 +219,8 @@ export function createLogStore(db: Db, engineName: DatabaseHandle['engine']): Lo
       };
     },
 
-    async checkpointAt(size) {
-      const row = await db
+    async checkpointAt(size, trx = db) {
+      const row = await trx
         .selectFrom('log_checkpoints')
         .select('checkpoint')
         .where('tree_size', '=', size)

@@ -5,6 +5,8 @@ import { formatCheckpoint, signNote } from '../core/signed-note.ts';
 import type { LogKey } from '../keys/keyring.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { LeafSource } from './leaf-source.ts';
+import type { Db } from '../db/index.ts';
+import { LogInconsistent, type LogGuard, type TreeReader } from './log-guard.ts';
 import { HeadMoved, type LogStore, type SignedCheckpoint } from './log-store.ts';
 
 /**
@@ -32,9 +34,17 @@ interface SequencerDeps {
   origin: string;
   clock: Clock;
   log: pino.Logger;
-  /** Hears each checkpoint a step signed, once its transaction committed. */
+  /**
+   * Checks the database's tree against the checkpoints the log published before each step, and records
+   * each one it signs outside the database.
+   */
+  guard: LogGuard;
+  /** Hears each checkpoint a step signed, once its transaction committed and it was recorded. */
   onSigned: (checkpoint: SignedCheckpoint) => void;
 }
+
+/** A stopped log is looked at again this often (an operator may have restored the database). */
+const STOPPED_POLL_MS = 1_000;
 
 /**
  * The one writer of the log on this instance: integrates new proofs in batches and signs a checkpoint
@@ -77,7 +87,9 @@ export class Sequencer {
       try {
         integrated = await this.sequence();
       } catch (error) {
-        if (!(error instanceof HeadMoved)) {
+        // The guard told the log once what is wrong; it looks again until the operator has acted.
+        if (error instanceof LogInconsistent) delay = STOPPED_POLL_MS;
+        else if (!(error instanceof HeadMoved)) {
           this.#deps.log.warn({ err: error }, 'log sequencer: step failed, retrying');
           delay = 1_000;
         } else delay = 0;
@@ -103,15 +115,35 @@ export class Sequencer {
   }
 
   /**
+   * Checks the database's tree against the checkpoints the log published, as each step does first
+   * (at start, before the first step). Throws nothing for an inconsistent log: `problem` says it.
+   */
+  async check(): Promise<void> {
+    const { store, guard } = this.#deps;
+    try {
+      const newer = await store.transaction(async (trx) =>
+        guard.check(this.#reader(trx, await store.headSize(trx))),
+      );
+      if (newer !== undefined) await guard.record(newer);
+    } catch (error) {
+      if (!(error instanceof LogInconsistent)) throw error;
+    }
+  }
+
+  /**
    * One sequencing step: up to BATCH unsequenced proofs become leaves, the new subtree hashes are
    * stored, and a checkpoint of the new size is signed, all in one transaction that first moves the
-   * head from the size it read (compare-and-swap). Returns how many proofs were integrated.
+   * head from the size it read (compare-and-swap). The guard checks the tree first (throwing
+   * `LogInconsistent` when it is not the one the log published) and records the signed checkpoint
+   * before `onSigned` hears of it. Returns how many proofs were integrated.
    */
   async sequence(): Promise<number> {
-    const { store, leaves, clock } = this.#deps;
+    const { store, leaves, clock, guard } = this.#deps;
     let signed: SignedCheckpoint | undefined;
+    let newer: SignedCheckpoint | undefined;
     const integrated = await store.transaction(async (trx) => {
       const oldSize = await store.headSize(trx);
+      newer = await guard.check(this.#reader(trx, oldSize));
       const entries = await leaves.unsequenced(trx, BATCH);
       if (entries.length === 0) {
         if (oldSize === 0) {
@@ -156,8 +188,21 @@ export class Sequencer {
       signed = checkpoint;
       return entries.length;
     });
-    if (signed !== undefined) this.#deps.onSigned(signed);
+    if (signed !== undefined) {
+      await guard.record(signed);
+      this.#deps.onSigned(signed);
+    } else if (newer !== undefined) await guard.record(newer);
     return integrated;
+  }
+
+  /** The tree as the step's transaction sees it. */
+  #reader(trx: Db, headSize: number): TreeReader {
+    const { store } = this.#deps;
+    return {
+      headSize,
+      nodes: (wanted) => store.nodes(wanted, trx),
+      checkpointAt: (size) => store.checkpointAt(size, trx),
+    };
   }
 
   /** The checkpoint of a tree, signed with the log key (C2SP tlog-checkpoint, signed-note). */

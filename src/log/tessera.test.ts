@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import pino from 'pino';
 import { vectorsDir } from '../../test/vectors.ts';
 import {
@@ -17,8 +18,10 @@ import {
 import { leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
 import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-reference.ts';
 import { formatCheckpoint, openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
+import { parseEntryBundle } from '../core/tlog-tiles.ts';
 import { openDatabase, type Db } from '../db/index.ts';
 import { proofLeafSource } from '../proofs/log-leaves.ts';
+import { LogGuard } from './log-guard.ts';
 import { LogService } from './log-service.ts';
 import { createLogStore } from './log-store.ts';
 import { Sequencer } from './sequencer.ts';
@@ -32,20 +35,7 @@ const ORIGIN = 'example.com/log/testdata';
 const VKEY = 'example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx';
 const read = (name: string): Buffer => readFileSync(path.join(LOG, name));
 
-/** C2SP tlog-tiles entry bundle: uint16 big-endian length, then the entry; must end exactly at the end. */
-function bundleEntries(bundle: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  let at = 0;
-  while (at < bundle.length) {
-    const length = bundle.readUInt16BE(at);
-    out.push(bundle.subarray(at + 2, at + 2 + length));
-    at += 2 + length;
-  }
-  assert.equal(at, bundle.length, 'the bundle ends inside an entry');
-  return out;
-}
-
-const leaves = bundleEntries(read('tile/entries/000.p/15')).map(leafHash);
+const leaves = parseEntryBundle(read('tile/entries/000.p/15')).map(leafHash);
 const verifier = parseVerifierKey(VKEY);
 /** The signed checkpoint note of every size 0..15, and its authenticated body. */
 const notes = Array.from({ length: 16 }, (_, n) => read(`checkpoint.${n}`).toString('utf8'));
@@ -99,8 +89,15 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
   const store = createLogStore(db, 'sqlite');
   const leaves = proofLeafSource(db, 'sqlite');
   const logger = pino({ level: 'silent' });
-  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger });
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-state-'));
+  after(() => rmSync(stateDir, { recursive: true, force: true }));
+  const guard = new LogGuard({
+    dir: stateDir,
+    log: logger,
+  });
+  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger, guard });
   await log.open();
+  await guard.open(log.origin, log.verifierKey);
   const sequencer = new Sequencer({
     store,
     leaves,
@@ -108,6 +105,7 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
     origin: log.origin,
     clock: { now: () => 1_700_000_000_000 },
     log: logger,
+    guard,
     onSigned: (checkpoint) => log.remember(checkpoint),
   });
   return { log, sequencer };
@@ -201,14 +199,14 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
     }
     const bundle = await log.entries(0, 15);
     assert.ok(bundle !== undefined);
-    const entries = bundleEntries(bundle);
+    const entries = parseEntryBundle(bundle);
     assert.deepEqual(
       entries.map((e) => (JSON.parse(e.toString('utf8')) as { label: string }).label),
       labels,
     );
     assert.deepEqual(Buffer.concat(entries.map(leafHash)), await log.tile(0, 0, 15));
     assert.deepEqual((await log.latest())?.rootHash, rootHash(entries.map(leafHash)));
-    assert.deepEqual(bundleEntries((await log.entries(0, 4))!), entries.slice(0, 4));
+    assert.deepEqual(parseEntryBundle((await log.entries(0, 4))!), entries.slice(0, 4));
     assert.equal(await log.entries(0, 16), undefined);
   } finally {
     await handle.close();

@@ -7,7 +7,18 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { api, expectError, makeDataDir, startServer } from '../../test/helper.ts';
 import { BASE_USDC } from '../../test/x402-chain.ts';
 import { NOTARIZE, payingFetch } from '../../test/x402-client.ts';
-import { body, chain, facilitator, payTo, postPaid, server, withX402Service } from './x402-test-setup.ts';
+import { formatCheckpoint, signNote } from '../core/signed-note.ts';
+import { LogStateFiles } from '../log/log-state.ts';
+import {
+  body,
+  chain,
+  facilitator,
+  payTo,
+  postPaid,
+  server,
+  signedPayment,
+  withX402Service,
+} from './x402-test-setup.ts';
 
 withX402Service();
 
@@ -219,6 +230,45 @@ describe('x402 mode around the payment', () => {
     } finally {
       await cdp.close();
       cdp.cleanup();
+    }
+  });
+
+  test('a stopped log refuses new proofs with 503 before any challenge: nobody is asked to pay', async () => {
+    const env = { PAYMENT_MODE: 'x402', X402_PAY_TO: payTo, X402_FACILITATOR_URL: facilitator.url };
+    let stopped = await startServer({ env });
+    const { dataDir } = stopped;
+    try {
+      // The record says the log published a tree of 5 entries; this database holds none.
+      const { origin, verifierKey } = stopped.ctx.log;
+      const { privateKey, publicKey } = stopped.ctx.keyring.logKey;
+      await stopped.close();
+      const rootHash = Buffer.alloc(32, 7);
+      const note = signNote(
+        formatCheckpoint({ origin, size: 5, rootHash, extensions: [] }),
+        origin,
+        privateKey,
+        publicKey,
+      );
+      await new LogStateFiles(path.join(dataDir, 'keys'), origin, verifierKey).write({
+        treeSize: 5,
+        rootHash,
+        checkpoint: note,
+      });
+      stopped = await startServer({ dataDir, env });
+      const calls = { ...facilitator.calls };
+      const unpaid = await api(stopped.baseUrl, NOTARIZE, { method: 'POST', body: body() });
+      expectError(unpaid, 503, 'service_unavailable');
+      assert.equal(unpaid.headers.get('payment-required'), null);
+      const paid = await postPaid(await signedPayment(await chain.fundedWallet(1_000_000n)), body(), stopped);
+      assert.equal(paid.status, 503, await paid.text());
+      assert.deepEqual(
+        facilitator.calls,
+        { ...calls, supported: facilitator.calls.supported },
+        'no verify, no settle',
+      );
+    } finally {
+      await stopped.close();
+      stopped.cleanup();
     }
   });
 

@@ -47,12 +47,14 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
             description: 'Proof created, or replayed for a repeated idempotency key',
             ...NotarizeResponse,
           },
-          ...errorResponses(400, 401, 402, 403, 409, 413, 415, 422, 429, 502),
+          ...errorResponses(400, 401, 402, 403, 409, 413, 415, 422, 429, 502, 503),
         },
         ...(gate ? { 'x-payment-info': gate.paymentInfo } : {}),
       },
-      // x402: the challenge is answered before the body is read (directory probers rely on it).
+      // x402: the challenge is answered before the body is read (directory probers rely on it), unless no
+      // proof can be made at all.
       onRequest: async (request) => {
+        ctx.proofs.assertAccepting();
         if (gate && request.apiKey === undefined) gate.admit(request, ctx.clock.now());
       },
     },

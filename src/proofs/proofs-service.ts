@@ -62,8 +62,11 @@ export interface ProofsServiceDeps extends ProofSignerDeps {
   onCreated?: (trx: Db, proofs: Proof[]) => Promise<number>;
   /** Runs after that transaction commits, with the count `onCreated` returned. */
   afterCommit?: (eventCount: number) => void;
-  /** The transparency log: its origin is named in each sequenced proof; it proves their inclusion. */
-  log: Pick<LogService, 'origin' | 'inclusion' | 'verifierKey'>;
+  /**
+   * The transparency log: its origin is named in each sequenced proof; it proves their inclusion. While
+   * it has a `problem` (its database is not the tree it published), no proof is made.
+   */
+  log: Pick<LogService, 'origin' | 'inclusion' | 'verifierKey' | 'problem'>;
   /** How long a paid request waits for another payment with the same key before answering 409. */
   chargeWaitMs?: number;
   /** Bounds of searches that cannot be answered from one index (`list`); the defaults serve production. */
@@ -121,6 +124,21 @@ export class ProofsService {
   }
 
   /**
+   * Throws 503 while the log is stopped: a proof made now would either be lost with the database the
+   * operator restores, or enter a log inconsistent with checkpoints already published (docs/deploy.md,
+   * "Restoring a backup"). /health says why.
+   */
+  assertAccepting(): void {
+    if (this.#deps.log.problem === undefined) return;
+    throw new AppError(
+      'service_unavailable',
+      'New proofs are refused: the transparency log is inconsistent with a checkpoint it published, until the operator restores its database (see /health)',
+      {},
+      { 'Retry-After': '60' },
+    );
+  }
+
+  /**
    * Creates the proof, or answers the stored one when the same request was made with this key before
    * (docs/api.md, "Idempotency"). The same key with other content is refused and nothing is written.
    * Concurrent requests with one new key create exactly one proof: the unique (scope, key) index decides.
@@ -130,6 +148,7 @@ export class ProofsService {
     principal: Principal,
     options: NotarizeOptions = {},
   ): Promise<NotarizeResult> {
+    this.assertAccepting();
     const request = describeRequest(body);
     const scope = idempotencyScope(principal);
     // A paid request's scope is the payer its header names: nothing is answered from it before the

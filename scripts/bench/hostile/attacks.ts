@@ -1,7 +1,7 @@
 /** The attack mix of the hostile-load benchmark: each public route's most expensive request. */
 import { metadataHash } from '../../../src/core/hashing.ts';
 import { tileIndexPath } from '../../../src/core/merkle-tree.ts';
-import { TILE_WIDTH } from '../../../src/log/log-service.ts';
+import { TILE_WIDTH } from '../../../src/core/tlog-tiles.ts';
 import { SEED_METADATA, seedHash } from '../seed.ts';
 import { attackBodies, maximalNotarize } from './attack-bodies.ts';
 

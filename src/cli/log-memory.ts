@@ -1,0 +1,74 @@
+import {
+  defaultStateDir,
+  describeCheckpoint,
+  HashproofError,
+  LogMemory,
+  type ConsistencyProver,
+  type HashproofClient,
+  type ManifestKey,
+  type Observation,
+} from '../client/client.ts';
+import { parseTlogProof } from '../core/tlog-proof.ts';
+
+/**
+ * The command's memory of the logs it talks to (docs/cli.md, "Remembered checkpoints"): every online
+ * contact with a log (`stamp`, `verify --online`, `monitor`) checks the log's checkpoint against the
+ * largest one seen before, in HASHPROOF_STATE_DIR, and a fork ends the command with exit code 1.
+ */
+
+/** The memory in HASHPROOF_STATE_DIR (else `$XDG_STATE_HOME/hashproof`, else `~/.local/state/hashproof`). */
+export function logMemory(): LogMemory {
+  return new LogMemory(defaultStateDir());
+}
+
+/** The log's C2SP verifier key in a key manifest, if it names one. */
+export function logKeyOf(keys: readonly ManifestKey[]): string | undefined {
+  return keys.find((key) => key.use === 'log')?.verifierKey;
+}
+
+/** Consistency proofs from the service; one it refuses to give (a 4xx: it has no such tree) is none. */
+export function proverOf(client: HashproofClient): ConsistencyProver {
+  return async (from, to) => {
+    try {
+      return await client.consistency(from, to);
+    } catch (error) {
+      if (error instanceof HashproofError && error.status >= 400 && error.status < 500) return undefined;
+      throw error;
+    }
+  };
+}
+
+/** What the command says when the service served a smaller tree than one it showed before. */
+export function olderCheckpoint({ checkpoint, previous }: Observation): string {
+  return (
+    `the service served an older checkpoint of ${checkpoint.origin} (${describeCheckpoint(checkpoint)}) than the one ` +
+    `seen before (${previous === undefined ? 'none' : describeCheckpoint(previous)}); it is consistent with it`
+  );
+}
+
+/**
+ * Checks the log's checkpoint in a tlog-proof (the service's latest when there is none) with the log
+ * key of `keys` and against the checkpoint remembered, and remembers it when it extends that one.
+ * Throws `LogCheckError` (`log fork detected: …`) when it does not; a service without a log key or
+ * without a checkpoint yet is not checked.
+ */
+export async function checkLog(
+  client: HashproofClient,
+  keys: readonly ManifestKey[],
+  tlogProof?: string,
+): Promise<Observation | undefined> {
+  const verifierKey = logKeyOf(keys);
+  if (verifierKey === undefined) return undefined;
+  let note = tlogProof === undefined ? undefined : parseTlogProof(tlogProof).checkpoint;
+  if (note === undefined) {
+    try {
+      note = await client.checkpoint();
+    } catch (error) {
+      if (error instanceof HashproofError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+  const observation = await logMemory().observe(note, verifierKey, proverOf(client));
+  if (observation.growth === 'older') process.stderr.write(`hashproof: ${olderCheckpoint(observation)}\n`);
+  return observation;
+}
