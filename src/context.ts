@@ -172,7 +172,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     },
   });
   const anchorStore = new AnchorStore(db);
-  const anchors = new AnchorsService({ store: anchorStore, config: config.anchors, proofs, log: transparencyLog });
+  const anchors = new AnchorsService({
+    store: anchorStore,
+    config: config.anchors,
+    proofs,
+    log: transparencyLog,
+  });
   const stats = new StatsService({ figures: proofFigures(db), clock });
   return {
     config,

@@ -17,53 +17,8 @@ import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
 import { EXIT, print, UsageError } from './output.ts';
 import { verify } from './verify.ts';
-import { monitor, MONITOR_HELP } from './monitor.ts';
-
-const HELP: Record<string, string> = {
-  main: `hashproof: timestamped proofs of SHA-256 hashes
-
-Usage: hashproof <command> [options]
-
-Commands:
-  stamp <file|dir|->…     hash files locally and create one proof per file (writes <file>.proof.json)
-  verify <file> [proof]   check a file against its proof (offline; --online also asks the service)
-  show <proof-id|url>     print a proof
-  search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
-  admin <area> <action>   accounts, keys and webhooks (needs SERVICE_ADMIN_KEY)
-  serve                   run the service (--port, --database, --mode)
-  monitor                 follow the service's log: signatures, consistency, entries against tiles
-
-Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help
-Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached
-
-stamp, verify --online and monitor remember the largest checkpoint of each log they verified (in
-HASHPROOF_STATE_DIR, default $XDG_STATE_HOME/hashproof or ~/.local/state/hashproof) and exit 1 with
-"log fork detected: …" when the log serves one that does not extend it.`,
-  stamp: `Usage: hashproof stamp <file|dir|->… [--label L] [--metadata key=value]… [--out F] [--api-key K] [--json]
-
-Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
-label, so running the command again never creates (or pays for) a second proof. A directory is stamped
-file by file (recursively, skipping *.proof.json); - reads standard input. Writes <file>.proof.json
-beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.
-On a terminal, many files (or one over 64 MiB) show their progress on standard error.`,
-  verify: `Usage: hashproof verify <file> [proof.json] [--keys manifest.json] [--online] [--json]
-
-Checks, offline: the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
-receipt verifies, the RFC 3161 token names this hash and time, and the log's inclusion proof leads to
-a signed checkpoint. --keys names a copy of the service's /.well-known/hashproof-keys.json kept apart
-from the proof: the receipt, TSA and log keys must then be those. --online also asks the service to
-check the HMAC signature (and uses its key manifest). Exit 0 only when no check fails; each check is
-printed with its result.`,
-  show: 'Usage: hashproof show <proof-id|proof-url> [--json]',
-  search:
-    'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',
-  admin: `Usage: hashproof admin <area> <action> [args] (admin key from SERVICE_ADMIN_KEY)
-  admin accounts list | create [--name N] [--owner O]
-  admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>
-  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
-  serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
-  monitor: MONITOR_HELP,
-};
+import { HELP } from './help.ts';
+import { monitor } from './monitor.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -75,6 +30,7 @@ const OPTIONS = {
   'api-key': { type: 'string' },
   online: { type: 'boolean' },
   keys: { type: 'string' },
+  'tsa-roots': { type: 'string' },
   q: { type: 'string' },
   'content-hash': { type: 'string' },
   file: { type: 'string' },

@@ -9,8 +9,10 @@ import {
   type ManifestKey,
   type OfflineCheck,
   type Proof,
+  type ProofAnchors,
   type PublicKeyEntry,
 } from '../client/client.ts';
+import { anchorChecks } from './anchors.ts';
 import { checkLog } from './log-memory.ts';
 import { EXIT, print, UsageError } from './output.ts';
 
@@ -22,14 +24,16 @@ import { EXIT, print, UsageError } from './output.ts';
 export async function verify(
   client: HashproofClient,
   [file, proofFile]: string[],
-  values: { online?: boolean; keys?: string; json?: boolean },
+  values: { online?: boolean; keys?: string; json?: boolean; 'tsa-roots'?: string },
   keysOf: () => Promise<ManifestKey[]>,
 ): Promise<number> {
   if (file === undefined) throw new UsageError('verify needs a file');
-  const document = JSON.parse(await readFile(proofFile ?? `${file}.proof.json`, 'utf8')) as {
+  const path = proofFile ?? `${file}.proof.json`;
+  const document = JSON.parse(await readFile(path, 'utf8')) as {
     proof?: Proof;
     keys?: PublicKeyEntry[];
     evidence?: Evidence;
+    anchors?: ProofAnchors;
   } & Proof;
   const proof = document.proof ?? document;
   // Trusted keys: the service's manifest (--online) or a copy kept apart from the proof (--keys);
@@ -51,6 +55,14 @@ export async function verify(
   if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
   const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
   checks.push(keysCheck);
+  checks.push(
+    ...(await anchorChecks(client, document, proof, {
+      online: values.online === true,
+      proofFile: path,
+      ...(values['tsa-roots'] === undefined ? {} : { tsaRoots: values['tsa-roots'] }),
+      ...(evidence.logVerifierKey === undefined ? {} : { logVerifierKey: evidence.logVerifierKey }),
+    })),
+  );
   if (values.online) {
     try {
       // The service vouches for its stored proof; the file must be that proof, field for field.

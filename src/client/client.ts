@@ -1,5 +1,7 @@
 import type { ClientEvmSigner } from '@x402/evm';
 import { tilePath } from '../core/tlog-tiles.ts';
+import type { ProofAnchors } from '../verify/anchor-checks.ts';
+import { adminCalls, encodeId, type Call } from './admin-calls.ts';
 import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
 
 export {
@@ -23,6 +25,7 @@ export {
   type Remembered,
 } from './log-memory.ts';
 export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
+export { checkAnchors, type AnchorCheck, type ProofAnchors } from '../verify/anchor-checks.ts';
 
 /** An error answered by the service (its error envelope), or a network failure (`status` 0). */
 export class HashproofError extends Error {
@@ -141,7 +144,7 @@ export function createClient(options: ClientOptions) {
    * its idempotency key, a revoke) is tried again after a network error or a 5xx: a create whose answer
    * was lost may have been done, and sending it again would do it twice.
    */
-  async function call<T>(
+  const call: Call = async function call<T>(
     method: string,
     path: string,
     { body, headers = {}, isIdempotent = method === 'GET', as = 'json' }: CallOptions = {},
@@ -194,14 +197,10 @@ export function createClient(options: ClientOptions) {
       if (response.status < 500) throw lastError;
     }
     throw lastError ?? new HashproofError(0, 'network_error', 'no attempt made');
-  }
+  };
 
   const keyHeaders = (): Record<string, string> =>
     options.apiKey ? { 'x-service-key': options.apiKey } : {};
-  const admin = (body?: unknown): CallOptions => ({
-    body,
-    headers: options.adminKey ? { 'x-service-admin-key': options.adminKey } : {},
-  });
   const query = (params: object) => {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(params))
@@ -209,7 +208,7 @@ export function createClient(options: ClientOptions) {
     const text = search.toString();
     return text ? `?${text}` : '';
   };
-  const id = (value: string) => encodeURIComponent(value);
+  const id = encodeId;
 
   /** The service's key manifest (`/.well-known/hashproof-keys.json`). */
   const keys = () => call<{ keys: ManifestKey[] }>('GET', '/.well-known/hashproof-keys.json');
@@ -261,6 +260,21 @@ export function createClient(options: ClientOptions) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    /**
+     * The anchors of a proof (`/api/proofs/{id}/anchors`) with its OpenTimestamps file (`ots`, base64)
+     * when a calendar has it; undefined while no anchored checkpoint holds the proof.
+     */
+    async anchors(proofId: string): Promise<ProofAnchors | undefined> {
+      try {
+        const anchors = await call<ProofAnchors>('GET', `/api/proofs/${id(proofId)}/anchors`);
+        if (anchors.opentimestamps.length === 0) return anchors;
+        const ots = await call<Buffer>('GET', `/api/proofs/${id(proofId)}/proof.ots`, { as: 'bytes' });
+        return { ...anchors, ots: ots.toString('base64') };
+      } catch (error) {
+        if (error instanceof HashproofError && error.code === 'not_yet_anchored') return undefined;
+        throw error;
+      }
+    },
     /** The log's latest checkpoint, a C2SP signed note (`/log/checkpoint`). */
     checkpoint: () => call<string>('GET', '/log/checkpoint', { as: 'text' }),
     /** The consistency proof between two tree sizes of the log (RFC 9162 §2.1.4). */
@@ -275,41 +289,13 @@ export function createClient(options: ClientOptions) {
       call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
     search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),
     verifyOffline,
-    admin: {
-      listAccounts: () => call<{ accounts: unknown[] }>('GET', '/api/accounts', admin()),
-      createAccount: (body: { name?: string; ownerLabel?: string } = {}) =>
-        call<{ account: { id: string } }>('POST', '/api/accounts', admin(body)),
-      listApiKeys: (accountId: string) =>
-        call<{ apiKeys: unknown[] }>('GET', `/api/accounts/${id(accountId)}/api-keys`, admin()),
-      createApiKey: (accountId: string, body: { name?: string; scopes?: string[] } = {}) =>
-        call<{ apiKey: { id: string }; key: string }>(
-          'POST',
-          `/api/accounts/${id(accountId)}/api-keys`,
-          admin(body),
-        ),
-      // Revoking a revoked key answers it unchanged, so a revoke is safe to send again.
-      revokeApiKey: (keyId: string) =>
-        call<{ apiKey: { id: string; status: string } }>('POST', `/api/api-keys/${id(keyId)}/revoke`, {
-          ...admin({}),
-          isIdempotent: true,
-        }),
-      listWebhooks: (accountId: string) =>
-        call<{ webhooks: unknown[] }>('GET', `/api/accounts/${id(accountId)}/webhooks`, admin()),
-      createWebhook: (accountId: string, body: { url: string; name?: string; events?: string[] }) =>
-        call<{ webhook: { id: string }; secret: string }>(
-          'POST',
-          `/api/accounts/${id(accountId)}/webhooks`,
-          admin(body),
-        ),
-      testWebhook: (webhookId: string) =>
-        call<{ delivery: unknown }>('POST', `/api/webhooks/${id(webhookId)}/test`, admin({})),
-    },
+    admin: adminCalls(call, options.adminKey),
   };
 }
 
 export type HashproofClient = ReturnType<typeof createClient>;
 
-interface CallOptions {
+export interface CallOptions {
   body?: unknown;
   headers?: Record<string, string>;
   /** Safe to send twice; by default only a GET is. */
