@@ -26,7 +26,21 @@ test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080',
   assert.equal(config.logStateDir, path.resolve('data/keys'), 'the log state beside the keys');
   assert.equal(config.adminKey, undefined);
   assert.equal(config.webhookAllowPrivateUrls, false);
+  assert.deepEqual(config.anchors, { tsaUrls: [], otsCalendars: [], intervalMs: 60_000 });
   assert.ok(Object.isFrozen(config));
+});
+
+test('anchor lists: comma-separated URLs, trailing slashes and repeats dropped', () => {
+  const { anchors } = loadConfig({
+    ANCHOR_TSA_URLS: ' http://timestamp.digicert.com , https://freetsa.org/tsr,http://timestamp.digicert.com',
+    ANCHOR_OTS_CALENDARS: 'https://alice.btc.calendar.opentimestamps.org/,',
+    ANCHOR_INTERVAL_MS: '15000',
+  });
+  assert.deepEqual(anchors, {
+    tsaUrls: ['http://timestamp.digicert.com', 'https://freetsa.org/tsr'],
+    otsCalendars: ['https://alice.btc.calendar.opentimestamps.org'],
+    intervalMs: 15_000,
+  });
 });
 
 test('variables are read as documented', () => {
@@ -73,6 +87,9 @@ test('each bad variable gets one line naming it', () => {
     [{ TRUST_PROXY: '2' }, 'TRUST_PROXY:'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL:'],
     [{ WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_URLS:'],
+    [{ ANCHOR_TSA_URLS: 'timestamp.digicert.com' }, 'ANCHOR_TSA_URLS:'],
+    [{ ANCHOR_OTS_CALENDARS: 'https://a.example,ftp://b.example' }, 'ANCHOR_OTS_CALENDARS:'],
+    [{ ANCHOR_INTERVAL_MS: '5' }, 'ANCHOR_INTERVAL_MS:'],
     [{ SERVICE_ADMIN_KEY: 'short' }, 'SERVICE_ADMIN_KEY:'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL:'],
   ];
