@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
@@ -42,6 +43,17 @@ export function makeDataDir(): string {
 }
 
 /** A free loopback port, so the server's configured public URL names the port it really listens on. */
+/** A maker of fresh directories for a test file, every one removed after the file's tests. */
+export function scratchDirs(): () => string {
+  const made: string[] = [];
+  after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  return () => {
+    const dir = makeDataDir();
+    made.push(dir);
+    return dir;
+  };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();

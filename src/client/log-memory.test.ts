@@ -1,23 +1,17 @@
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { consistencyProof, rootHash } from '../../test/merkle-reference.ts';
-import { makeDataDir } from '../../test/helper.ts';
+import { scratchDirs } from '../../test/helper.ts';
 import { leafHash } from '../core/merkle.ts';
 import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-note.ts';
 import { defaultStateDir, LogCheckError, LogMemory, type ConsistencyProver } from './log-memory.ts';
 
 /** Directories of these tests, removed after them. */
-const scratches: string[] = [];
-const scratch = () => {
-  const dir = makeDataDir();
-  scratches.push(dir);
-  return dir;
-};
-after(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const scratch = scratchDirs();
 
 const ORIGIN = 'memory.example/log';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');

@@ -1,10 +1,10 @@
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { makeDataDir } from '../../test/helper.ts';
+import { scratchDirs } from '../../test/helper.ts';
 import { rootHash } from '../../test/merkle-reference.ts';
 import { Arrivals } from '../../test/wait.ts';
 import { leafHash } from '../core/merkle.ts';
@@ -15,13 +15,7 @@ import { LogStateFiles } from './log-state.ts';
 import type { SignedCheckpoint } from './log-store.ts';
 
 /** Directories of these tests, removed after them. */
-const scratches: string[] = [];
-const scratch = () => {
-  const dir = makeDataDir();
-  scratches.push(dir);
-  return dir;
-};
-after(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const scratch = scratchDirs();
 
 const ORIGIN = 'guard.example/log';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
