@@ -47,6 +47,8 @@ export class AnchorWorker {
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** Vouchers obtained for a checkpoint but not stored yet (the database failed): stored first next time. */
+  #unsaved: StoredAnchor | undefined;
 
   constructor(deps: AnchorWorkerDeps) {
     this.#deps = deps;
@@ -101,6 +103,7 @@ export class AnchorWorker {
     const { store, clock, config } = this.#deps;
     const now = clock.now();
     if (!(await store.lease(this.#holder, now, now + LEASE_MS))) return POLL_MS;
+    if (this.#unsaved !== undefined) await this.#store(this.#unsaved);
     const [newest, checkpoint] = await Promise.all([store.newest(), this.#deps.latest()]);
     const dueAt = (newest?.createdAt ?? -Infinity) + config.intervalMs;
     if (checkpoint !== undefined && checkpoint.treeSize > (newest?.treeSize ?? 0) && now >= dueAt) {
@@ -111,7 +114,7 @@ export class AnchorWorker {
   }
 
   async #anchor(checkpoint: SignedCheckpoint): Promise<void> {
-    const { store, clock, config, log } = this.#deps;
+    const { store, clock, config } = this.#deps;
     const now = clock.now();
     const health = new Map((await store.endpoints()).map((e) => [e.url, e]));
     const ready = (url: string) => (health.get(url)?.retryAt ?? 0) <= now;
@@ -146,33 +149,56 @@ export class AnchorWorker {
       calendars: calendars.filter((c) => c !== undefined),
     };
     if (anchor.tokens.length + anchor.calendars.length === 0) return;
-    if (await store.add(anchor)) {
-      log.info(
+    await this.#store(anchor);
+  }
+
+  /** Stores an anchor; kept to be stored again when the database fails, never asked for again. */
+  async #store(anchor: StoredAnchor): Promise<void> {
+    this.#unsaved = anchor;
+    const added = await this.#deps.store.add(anchor);
+    this.#unsaved = undefined;
+    if (added) {
+      this.#deps.log.info(
         { treeSize: anchor.treeSize, rfc3161: anchor.tokens.length, opentimestamps: anchor.calendars.length },
         'anchors: checkpoint anchored',
       );
     }
   }
 
-  /** Runs one request to an endpoint, recording its health; undefined when it failed. */
+  /**
+   * Runs one request to an endpoint, recording its health; undefined when it failed. A failure to
+   * record the health is logged and does not discard what the endpoint answered.
+   */
   async #attempt<T>(
     endpoint: { url: string; kind: EndpointHealth['kind'] },
     health: Map<string, EndpointHealth>,
     request: () => Promise<T>,
   ): Promise<T | undefined> {
     const { store, clock, log } = this.#deps;
+    let outcome: { result: T } | { reason: string };
     try {
-      const result = await request();
-      if (health.get(endpoint.url)?.failures !== 0) await store.endpointResult(endpoint, clock.now());
-      return result;
+      outcome = { result: await request() };
     } catch (error) {
-      const reason = error instanceof AnchorFailure ? error.message : `${endpoint.url}: ${String(error)}`;
-      const failures = (health.get(endpoint.url)?.failures ?? 0) + 1;
-      const retryIn = Math.min(1_000 * 2 ** (failures - 1), MAX_RETRY_MS);
-      log.warn({ endpoint: endpoint.url, failures, retryInMs: retryIn }, `anchors: ${reason}`);
-      await store.endpointResult(endpoint, clock.now(), { error: reason, retryAt: clock.now() + retryIn });
-      return undefined;
+      outcome = {
+        reason: error instanceof AnchorFailure ? error.message : `${endpoint.url}: ${String(error)}`,
+      };
     }
+    const failures = 'reason' in outcome ? (health.get(endpoint.url)?.failures ?? 0) + 1 : 0;
+    const retryIn = Math.min(1_000 * 2 ** (failures - 1), MAX_RETRY_MS);
+    try {
+      if ('reason' in outcome) {
+        log.warn({ endpoint: endpoint.url, failures, retryInMs: retryIn }, `anchors: ${outcome.reason}`);
+        await store.endpointResult(endpoint, clock.now(), {
+          error: outcome.reason,
+          retryAt: clock.now() + retryIn,
+        });
+      } else if (health.get(endpoint.url)?.failures !== 0) {
+        await store.endpointResult(endpoint, clock.now());
+      }
+    } catch (error) {
+      log.warn({ err: error, endpoint: endpoint.url }, 'anchors: the endpoint health was not recorded');
+    }
+    return 'result' in outcome ? outcome.result : undefined;
   }
 
   async #upgrade(): Promise<void> {

@@ -184,7 +184,12 @@ describe('anchors with two instances on one database', () => {
       const sizes = list.map((x) => x.treeSize);
       assert.equal(new Set(sizes).size, sizes.length);
       const imprints = tsa.imprints.items;
-      assert.equal(new Set(imprints).size, imprints.length, 'no checkpoint was time-stamped twice');
+      const anchorLines = () => [...a.logs, ...b.logs].filter((line) => line.includes('anchors')).join('\n');
+      assert.equal(
+        new Set(imprints).size,
+        imprints.length,
+        `a checkpoint time-stamped twice:\n${anchorLines()}`,
+      );
       assert.equal(imprints.length, list.length);
       // The instance that stops gives up the lease; the other anchors from then on.
       await a.close();
