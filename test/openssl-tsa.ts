@@ -23,7 +23,10 @@ export interface OpensslTsa {
   rootFile: string;
   tsaCertFile: string;
   rootPem: string;
-  /** The message imprint (hex) of every request answered, in order. */
+  /**
+   * The message imprint (hex) of every request answered, in order: only answers the client was still
+   * there to take (a client that gave up, timed out under load, is not counted).
+   */
   imprints: Arrivals<string>;
   /** When each imprint's reply was sent (`Date.now()`). */
   answeredAt: Map<string, number>;
@@ -170,9 +173,11 @@ export async function startOpensslTsa(name = 'Outside Test'): Promise<OpensslTsa
       const parsed = AsnConvert.parse(query, TimeStampReq);
       const bytes = await reply(query);
       const imprint = Buffer.from(parsed.messageImprint.hashedMessage.buffer).toString('hex');
-      response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(bytes);
-      tsa.answeredAt.set(imprint, Date.now());
-      imprints.add(imprint);
+      if (request.socket.destroyed) return;
+      response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(bytes, () => {
+        tsa.answeredAt.set(imprint, Date.now());
+        imprints.add(imprint);
+      });
     } catch {
       response.writeHead(400).end();
     }
