@@ -24,13 +24,14 @@ const PUBLIC = {
   anchors: ['anchors-service.ts', 'anchors-schemas.ts'],
   pages: [],
   health: [],
+  metrics: [],
 };
 /** @type {string[][]} */
 const LAYERS = [
   ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments'],
   ['proofs'],
   ['webhooks', 'anchors'],
-  ['pages', 'health'],
+  ['pages', 'health', 'metrics'],
 ];
 const COMPOSITION = ['../context.ts', '../app.ts', '../main.ts'];
 /** Tests, and the set-up modules that several tests of a folder share. */

@@ -33,6 +33,7 @@ import { discoveryRoutes } from './payments/discovery.ts';
 import { logRoutes } from './log/log-routes.ts';
 import { tsaRoutes } from './tsa/tsa-routes.ts';
 import { anchorsRoutes } from './anchors/anchors-routes.ts';
+import { metricsRoutes } from './metrics/metrics-routes.ts';
 
 const BODY_LIMIT_BYTES = 128 * 1024;
 
@@ -101,6 +102,15 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     }
   });
   app.addHook('onResponse', async (request, reply) => {
+    ctx.metrics.observe({
+      method: request.method,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+      replayed: reply.getHeader('idempotent-replayed') === 'true',
+      paymentSent: request.headers['payment-signature'] !== undefined,
+      paymentSettled: reply.getHeader('payment-response') !== undefined,
+    });
     request.log.info(
       {
         method: request.method,
@@ -196,6 +206,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     logRoutes,
     tsaRoutes,
     anchorsRoutes,
+    metricsRoutes,
   ];
   for (const plugin of routes) await app.register(async (scope) => plugin(scope, ctx));
   return app;

@@ -48,6 +48,8 @@ export interface Config {
   trustProxy: string[] | undefined;
   logLevel: string;
   securityContact: string | undefined;
+  /** A port of its own for GET /metrics without a key (same HOST); undefined: only on the main port. */
+  metricsPort: number | undefined;
   /** Outside vouchers for the log's checkpoints (docs/deploy.md, "Anchors"); both lists empty: none. */
   anchors: AnchorConfig;
 }
@@ -234,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     securityContact: read('SECURITY_CONTACT'),
     anchors,
+    metricsPort: read('METRICS_PORT') === undefined ? undefined : integer('METRICS_PORT', 0, 0, 65535),
   };
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://');

@@ -26,6 +26,7 @@ import type { FacilitatorClient } from '@x402/core/server';
 import { AnchorStore } from './anchors/anchor-store.ts';
 import { AnchorWorker } from './anchors/anchor-worker.ts';
 import { AnchorsService } from './anchors/anchors-service.ts';
+import { ServiceMetrics } from './metrics/metrics.ts';
 
 /** Every dependency of the service, built once from the configuration and handed to each route plugin. */
 export interface AppContext {
@@ -48,6 +49,8 @@ export interface AppContext {
   anchors: AnchorsService;
   /** The one anchoring worker of the deployment (a lease picks the instance), started by `start`. */
   anchoring: AnchorWorker;
+  /** The Prometheus metrics of this instance. */
+  metrics: ServiceMetrics;
   /** The x402 payment gate; undefined in demo mode. */
   payments: PaymentGate | undefined;
   /** Starts the background loops (the webhook dispatcher, the log sequencer). */
@@ -94,12 +97,15 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const { db } = database;
   const accounts = new AccountsService({ db, ids, clock });
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? 15_000;
+  // Counters are fed as things happen; the gauges read their sources once every service exists (below).
+  const metrics = new ServiceMetrics();
   const dispatcher = new WebhookDispatcher({
     db,
     engine: database.engine,
     clock,
     ids,
     log,
+    onAttempt: (outcome) => metrics.webhookAttempt(outcome),
     send: createWebhookSender({ timeoutMs: webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls }),
     // A claim outlives one attempt (its timeout) with a margin; a dead instance's claims free up after it.
     leaseMs: webhookTimeoutMs + 5_000,
@@ -178,6 +184,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     proofs,
     log: transparencyLog,
   });
+  metrics.watch({
+    treeSize: async () => (await transparencyLog.latest())?.treeSize,
+    logBacklog: () => transparencyLog.backlog(),
+    anchors: () => anchors.status(),
+    webhookBacklog: () => webhooks.pendingDeliveries(),
+    ...(database.pool ? { pool: database.pool } : {}),
+    now: () => clock.now(),
+  });
   const stats = new StatsService({ figures: proofFigures(db), clock });
   return {
     config,
@@ -194,6 +208,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     sequencer,
     anchors,
     anchoring,
+    metrics,
     tsa,
     stats,
     start: () => {

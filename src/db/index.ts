@@ -15,6 +15,8 @@ export interface DatabaseHandle {
   engine: DatabaseConfig['engine'];
   /** Resolves when the database answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
+  /** PostgreSQL: the connection pool's clients, in use or idle, and the queries waiting for one. */
+  pool?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -28,10 +30,12 @@ export async function openDatabase(
 ): Promise<DatabaseHandle> {
   let db: Db;
   let sqlite: DatabaseSync | undefined;
+  let pool: pg.Pool | undefined;
   if (config.engine === 'postgres') {
     // Loaded only for PostgreSQL: the embedded setup starts without it.
     const { default: pgModule } = await import('pg');
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(pgModule, config.url) }) });
+    pool = createPool(pgModule, config.url);
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     sqlite = openSqliteFile(config.path);
     db = new Kysely<Database>({ dialect: createNodeSqliteDialect(sqlite, { file: config.path }) });
@@ -52,6 +56,11 @@ export async function openDatabase(
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    ...(pool === undefined
+      ? {}
+      : {
+          pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+        }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();

@@ -11,6 +11,8 @@ export interface LeafSource {
   unsequenced(trx: Db, limit: number): Promise<{ seq: number; leaf: Buffer }[]>;
   /** Records the leaf index each entry (by its sequence number) became, in the caller's transaction. */
   assignLeafIndexes(trx: Db, entries: { seq: number; leafIndex: number }[]): Promise<void>;
+  /** How many entries wait for a leaf index, and when the oldest of them was made (ms). */
+  backlog(): Promise<{ count: number; oldestCreatedAt: number | null }>;
   /** The leaves at indexes [first, first + count), in order; fewer when some are not in the log. */
   leaves(first: number, count: number): Promise<Buffer[]>;
 }

@@ -37,7 +37,7 @@ const INCLUSION_CACHE_SIZE = 10_000;
 interface LogServiceDeps {
   store: LogStore;
   /** The log's entries, for entry bundles. */
-  leaves: Pick<LeafSource, 'leaves'>;
+  leaves: Pick<LeafSource, 'leaves' | 'backlog'>;
   key: LogKey;
   /**
    * The log's name in checkpoints, from the public host and path (e.g. `proofs.example.com/log`). Only
@@ -197,6 +197,11 @@ export class LogService {
       hashes,
       checkpoint: size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size),
     };
+  }
+
+  /** The proofs waiting for the sequencer: how many, and when the oldest was made (ms). */
+  backlog(): Promise<{ count: number; oldestCreatedAt: number | null }> {
+    return this.#deps.leaves.backlog();
   }
 
   /** The consistency proof between two tree sizes (1 ≤ from ≤ to ≤ the log's size). */

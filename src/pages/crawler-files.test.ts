@@ -57,6 +57,7 @@ describe('crawler and agent files', () => {
         'Disallow: /api/accounts',
         'Disallow: /api/api-keys',
         'Disallow: /api/webhooks',
+        'Disallow: /metrics',
         '',
         `Sitemap: ${BASE}/sitemap.xml`,
         '',

@@ -55,6 +55,24 @@ export function proofLeafSource(db: Db, engine: DatabaseHandle['engine']): LeafS
 
     assignLeafIndexes: engine === 'sqlite' ? assignSqlite : assignPostgres,
 
+    async backlog() {
+      const [counted, oldest] = await Promise.all([
+        db
+          .selectFrom('proofs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('leaf_index', 'is', null)
+          .executeTakeFirstOrThrow(),
+        db
+          .selectFrom('proofs')
+          .select('created_at')
+          .where('leaf_index', 'is', null)
+          .orderBy('seq')
+          .limit(1)
+          .executeTakeFirst(),
+      ]);
+      return { count: Number(counted.n), oldestCreatedAt: oldest ? Number(oldest.created_at) : null };
+    },
+
     async leaves(first, count) {
       const rows = await db
         .selectFrom('proofs')

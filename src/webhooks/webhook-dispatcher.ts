@@ -25,6 +25,8 @@ interface DispatcherOptions {
   batchSize?: number;
   /** 0.2 = ±20 %. */
   jitter?: number;
+  /** Hears the outcome of every attempt (the metrics count them). */
+  onAttempt?: (outcome: 'succeeded' | 'failed') => void;
 }
 
 /**
@@ -47,6 +49,7 @@ export class WebhookDispatcher {
       leaseMs: 60_000,
       batchSize: 20,
       jitter: 0.2,
+      onAttempt: () => {},
       ...options,
     };
   }
@@ -159,6 +162,7 @@ export class WebhookDispatcher {
     });
     const status = result.responseStatus;
     const isSuccess = status !== null && status >= 200 && status < 300;
+    this.#o.onAttempt(isSuccess ? 'succeeded' : 'failed');
     const isGone = status === 410;
     const retryDelay = this.#retryDelay(attempt, result.retryAfterSeconds);
     const nextAttemptAt =

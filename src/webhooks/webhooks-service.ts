@@ -101,6 +101,16 @@ export class WebhooksService {
    * transaction, so an event exists exactly when its proof does. Only proofs made with an API key have
    * an account and so subscribers.
    */
+  /** Deliveries waiting for their next attempt (the outbox's backlog). */
+  async pendingDeliveries(): Promise<number> {
+    const row = await this.#deps.db
+      .selectFrom('webhook_tasks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async enqueueProofCreated(trx: Db, proofs: Proof[]): Promise<number> {
     const owned = proofs.filter((p): p is Proof & { accountId: string } => p.accountId !== null);
     const webhooks = (await store.activeWebhooksOf(trx, [...new Set(owned.map((p) => p.accountId))])).filter(
