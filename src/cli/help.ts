@@ -14,6 +14,8 @@ Commands:
   admin <area> <action>   accounts, keys and webhooks (needs SERVICE_ADMIN_KEY)
   serve                   run the service (--port, --database, --mode)
   monitor                 follow the service's log: signatures, consistency, entries against tiles
+  backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
+  restore --from DIR      put a backup back (the service stopped; --force replaces a database)
 
 Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help
 Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached
@@ -49,4 +51,19 @@ with its result and what it proves.`,
   admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
   serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
   monitor: MONITOR_HELP,
+  backup: `Usage: hashproof backup --out <dir>
+
+Copies, into an empty directory (0700, files 0600): the record of the log's latest published checkpoint
+(LOG_STATE_DIR), the signing keys (SIGNING_KEYS_DIR) and, for the embedded database (DATABASE_URL
+sqlite:…), one consistent copy of it taken while the service keeps running. PostgreSQL is backed up
+with pg_dump or continuous archiving (docs/operations.md); this command then copies the keys and the
+record. A backup.json lists every file with its SHA-256.`,
+  restore: `Usage: hashproof restore --from <dir> [--force]
+
+Puts a backup back, the service stopped: the keys into SIGNING_KEYS_DIR (missing ones only; another key
+of the same name stops the restore), the log's record into LOG_STATE_DIR (added to; a newer record
+already there stays the one that counts), and the embedded database into DATABASE_URL's file (--force
+replaces an existing one). Every file is checked against backup.json first. A database older than
+what the log published since is refused by the service on start (/health says why): see
+docs/operations.md.`,
 };

@@ -18,6 +18,7 @@ import { stampFiles } from './stamp.ts';
 import { EXIT, print, UsageError } from './output.ts';
 import { verify } from './verify.ts';
 import { HELP } from './help.ts';
+import { backup, restore } from './backup.ts';
 import { monitor } from './monitor.ts';
 
 const OPTIONS = {
@@ -44,6 +45,8 @@ const OPTIONS = {
   database: { type: 'string' },
   mode: { type: 'string' },
   once: { type: 'boolean' },
+  from: { type: 'string' },
+  force: { type: 'boolean' },
   'interval-ms': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
@@ -88,6 +91,10 @@ async function main(argv: string[]): Promise<number> {
       return search(client, values);
     case 'admin':
       return admin(client, rest, values);
+    case 'backup':
+      return backup(values);
+    case 'restore':
+      return restore(values);
     case 'monitor':
       return monitor(client, values, () => keysOf(client));
     case 'serve':

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import {
+  api,
+  expectError,
+  freePort,
+  loggedProof,
+  notarizeBody,
+  sampleHash,
+  scratchDirs,
+} from '../../test/helper.ts';
+import { startInstance, type Instance } from '../../test/cluster.ts';
+import { killGroup, run, serving, start as startProcess } from '../../test/process.ts';
+import { Arrivals } from '../../test/wait.ts';
+import { CLI } from './cli-test-setup.ts';
+
+const MAIN = path.join(import.meta.dirname, '..', 'main.ts');
+const scratch = scratchDirs();
+const running: Instance[] = [];
+after(() => Promise.all(running.map((instance) => instance.stop('SIGKILL'))));
+
+/** The environment of a service (and of the command run for it) on the embedded database in `dir`. */
+const machine = (dir: string) => ({
+  DATABASE_URL: `sqlite:${path.join(dir, 'hashproof.db')}`,
+  SIGNING_KEYS_DIR: path.join(dir, 'keys'),
+  RATE_LIMIT_MAX: '0',
+});
+const hashproof = (args: string[], env: Record<string, string>) =>
+  run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } });
+const start = async (env: Record<string, string>) => {
+  const instance = await startInstance(env);
+  running.push(instance);
+  return instance;
+};
+
+test('an online backup of the embedded database and the keys restores on a fresh machine; an older one cannot fork the log', async () => {
+  const first = machine(scratch());
+  const service = await start(first);
+  // Proofs keep being created while the backup is made; each acknowledged one is noted.
+  const acked = new Arrivals<string>();
+  let creating = true;
+  const failures: string[] = [];
+  const creator = (async () => {
+    for (let n = 0; creating; n++) {
+      const res = await api(service.baseUrl, '/api/proof/notarize', {
+        method: 'POST',
+        body: notarizeBody({ contentHash: sampleHash(90_000 + n), idempotencyKey: `backup-${n}` }),
+      });
+      if (res.status === 200) acked.add(res.body.proof.id);
+      else failures.push(`${res.status} ${res.text}`);
+    }
+  })();
+  await acked.until((ids) => ids.length >= 30, { what: '30 proofs before the backup' });
+  const before = [...acked.items];
+  const out = path.join(scratch(), 'backup');
+  const made = await hashproof(['backup', '--out', out], first);
+  assert.equal(made.code, 0, made.stderr);
+  const countAtBackup = acked.items.length;
+  await acked.until((ids) => ids.length >= countAtBackup + 30, { what: '30 proofs after the backup' });
+  creating = false;
+  await creator;
+  assert.deepEqual(failures, [], 'no request failed while the backup was made');
+  await loggedProof(service.baseUrl, acked.items.at(-1)!);
+  await service.stop();
+  assert.equal(statSync(out).mode & 0o777, 0o700);
+  assert.equal(statSync(path.join(out, 'hashproof.db')).mode & 0o777, 0o600);
+  assert.match(made.stdout, /backed up \d+ files/);
+
+  // A fresh machine: the backup restored there serves every proof acknowledged before it, and goes on.
+  const fresh = machine(scratch());
+  const restored = await hashproof(['restore', '--from', out], fresh);
+  assert.equal(restored.code, 0, restored.stderr);
+  const second = await start(fresh);
+  for (const id of before) {
+    const report = await api(second.baseUrl, `/api/verify/proofs/${id}`);
+    assert.equal(report.status, 200, `${id}: ${report.text}`);
+    assert.equal(report.body.verified, true, id);
+  }
+  const next = await api(second.baseUrl, '/api/proof/notarize', {
+    method: 'POST',
+    body: notarizeBody({ contentHash: sampleHash(99_999) }),
+  });
+  assert.equal(next.status, 200, next.text);
+  await loggedProof(second.baseUrl, next.body.proof.id);
+  await second.stop();
+
+  // The first machine put back to the backup: its log published more since, so it refuses new proofs.
+  const refused = await hashproof(['restore', '--from', out], first);
+  assert.equal(refused.code, 2, 'an existing database is only replaced with --force');
+  assert.match(refused.stderr, /--force/);
+  assert.equal((await hashproof(['restore', '--from', out, '--force'], first)).code, 0);
+  // It starts, says it is serving, and answers /health 503: no load balancer sends it traffic.
+  const port = await freePort();
+  const child = startProcess(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...first },
+    detached: true,
+  });
+  after(() => killGroup(child));
+  const behind = { baseUrl: `http://127.0.0.1:${port}` };
+  await serving(child, behind.baseUrl);
+  expectError(
+    await api(behind.baseUrl, '/api/proof/notarize', { method: 'POST', body: notarizeBody() }),
+    503,
+    'service_unavailable',
+  );
+  const health = await api(behind.baseUrl, '/health');
+  assert.equal(health.status, 503);
+  assert.ok(JSON.stringify(health.body).includes('log'), health.text);
+  for (const id of before.slice(0, 5)) {
+    assert.equal((await api(behind.baseUrl, `/api/verify/proofs/${id}`)).body.verified, true);
+  }
+});
+
+test('a damaged or foreign backup is refused before anything is restored', async () => {
+  const target = machine(scratch());
+  const notBackup = await hashproof(['restore', '--from', scratch()], target);
+  assert.equal(notBackup.code, 2);
+  assert.match(notBackup.stderr, /not a backup/);
+  assert.equal((await hashproof(['backup'], target)).code, 2);
+});
