@@ -126,6 +126,12 @@ export async function stopsGracefully(child: ChildProcess, baseUrl: string): Pro
   assert.equal(health.body.error?.code, 'service_unavailable');
   assert.equal(health.body.error?.details.reason, 'shutting_down');
   assert.equal(health.headers['retry-after'], '1');
+  // A probe on a new connection: the listening socket is closed, so it is refused (docs/deploy.md).
+  const fresh = await fetch(`${baseUrl}/health`).then(
+    async (response) => `${response.status} ${await response.text()}`,
+    () => 'refused',
+  );
+  assert.ok(fresh === 'refused' || /^503 .*shutting_down/.test(fresh), fresh);
   assert.equal(child.exitCode, null, 'it waits for the requests in flight');
 
   const released = performance.now();
