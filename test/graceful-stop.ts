@@ -107,7 +107,11 @@ export function descendants(pid: number): number[] {
  * answers each 200, exits 0, and leaves no process of its tree behind. `child` must print the service's
  * log (its "stopping" line). Resolves with how long the stop took after the last answer was released.
  */
-export async function stopsGracefully(child: ChildProcess, baseUrl: string): Promise<{ drainMs: number }> {
+export async function stopsGracefully(
+  child: ChildProcess,
+  baseUrl: string,
+  options: { group?: boolean } = {},
+): Promise<{ drainMs: number }> {
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const probe = await begunProbe(baseUrl);
   const held = Array.from({ length: 3 }, () =>
@@ -118,7 +122,10 @@ export async function stopsGracefully(child: ChildProcess, baseUrl: string): Pro
   });
   const tree = [child.pid!, ...descendants(child.pid!)];
   const stopping = printed(child, 'stopping: finishing in-flight requests');
-  child.kill('SIGTERM');
+  // A process group's signal (a terminal's Ctrl-C, systemd's default KillMode) reaches every process of
+  // the tree, the service included, besides what a parent passes on: the service gets it twice.
+  if (options.group) process.kill(-child.pid!, 'SIGTERM');
+  else child.kill('SIGTERM');
   await stopping;
 
   const health = await probe.finish();

@@ -70,7 +70,7 @@ test('npm start runs the service itself with the Node flags; SIGTERM to npm drai
   assert.match(stopped.stdout, /"signal":"SIGTERM".*stopping/);
 });
 
-test('serve: --port, --database and --mode set the service up over the environment; SIGTERM drains it cleanly', async () => {
+test('serve: --port, --database and --mode set the service up over the environment; SIGTERM to its group drains it cleanly', async () => {
   const port = await freePort();
   const database = path.join(work, 'served', 'other.db');
   // The environment says otherwise: x402 without a payee would not start, so the flags must win.
@@ -81,7 +81,7 @@ test('serve: --port, --database and --mode set the service up over the environme
     PAYMENT_MODE: 'x402',
   };
   const args = ['serve', '--port', String(port), '--database', `sqlite:${database}`, '--mode', 'demo'];
-  const child = start(process.execPath, [CLI, ...args], { env });
+  const child = start(process.execPath, [CLI, ...args], { env, detached: true });
   const exited = finished(child);
   try {
     const health = await serving(child, `http://127.0.0.1:${port}`);
@@ -94,10 +94,11 @@ test('serve: --port, --database and --mode set the service up over the environme
     const { command } = childCommand(child);
     for (const flag of SERVICE_NODE_FLAGS)
       assert.ok(command.includes(flag), `${flag} in ${command.join(' ')}`);
-    // SIGTERM to the command reaches the service: held requests finish, both exit 0.
-    await stopsGracefully(child, `http://127.0.0.1:${port}`);
+    // SIGTERM to the command's process group (Ctrl-C, systemd) reaches the service twice, directly and
+    // passed on: the drain goes on regardless, held requests finish, both exit 0.
+    await stopsGracefully(child, `http://127.0.0.1:${port}`, { group: true });
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    killGroup(child);
   }
   const stopped = await exited;
   assert.equal(stopped.code, 0, stopped.stderr);
