@@ -91,12 +91,13 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     void reply.headers(securityHeaders);
     void reply.header('X-Request-Id', request.id);
     // A request that arrives on an open connection while the server drains: 503 in the envelope (Fastify's
-    // own 503 has neither the envelope nor Retry-After), so the client retries on another instance.
+    // own 503 has neither the envelope nor Retry-After), so the client retries on another instance. /health
+    // answers so too: its reason tells a load balancer to send nothing more (docs/deploy.md, "Readiness").
     if (isClosing) {
       throw new AppError(
         'service_unavailable',
-        'The service is stopping; retry shortly',
-        {},
+        'The service is shutting down; retry shortly',
+        { reason: 'shutting_down' },
         { 'Retry-After': '1' },
       );
     }

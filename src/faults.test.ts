@@ -72,6 +72,7 @@ describe('PostgreSQL goes away and comes back', { skip: skipPostgres }, () => {
     const health = await api(server.baseUrl, '/health');
     assert.equal(health.status, 503);
     assert.equal(health.body.error.details.database.ok, false);
+    assert.equal(health.body.error.details.reason, 'database_unavailable');
     assert.ok(Date.now() - started < 15_000, 'answers come within the connection timeout, not a hang');
 
     await proxy.restore();

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { request } from 'node:http';
 import path from 'node:path';
 import { setTimeout as raceWindow } from 'node:timers/promises';
 import { freePort, makeDataDir, notarizeBody, testDatabaseUrl } from '../test/helper.ts';
+import { deferredPost, stopsGracefully } from '../test/graceful-stop.ts';
 import { healthy, printed, serving } from '../test/process.ts';
 
 const MAIN = path.join(import.meta.dirname, 'main.ts');
@@ -19,42 +19,6 @@ function start(env: Record<string, string>): { child: ChildProcess; output: () =
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };
-}
-
-interface DeferredPost {
-  /** Settles when the server has taken the request: its 100 Continue arrived. */
-  accepted: Promise<void>;
-  /** Sends the body. */
-  send(): void;
-  /** The answer, or the socket error that ended the exchange instead. */
-  answer: Promise<{ status: number; body: string } | { error: string }>;
-}
-
-/** A POST that sends its headers at once (Expect: 100-continue) and its body only when told to. */
-function deferredPost(url: string, body: string): DeferredPost {
-  let accept = () => {};
-  const accepted = new Promise<void>((resolve) => (accept = resolve));
-  const req = request(url, {
-    method: 'POST',
-    agent: false,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      expect: '100-continue',
-    },
-  });
-  req.on('continue', accept);
-  const answer = new Promise<{ status: number; body: string } | { error: string }>((resolve) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      res.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
-  });
-  req.flushHeaders();
-  return { accepted, send: () => req.end(body), answer };
 }
 
 test('SIGTERM answers every request it had accepted, then exits 0; the proofs are on disk', async (t) => {
@@ -130,6 +94,25 @@ test('SIGTERM answers every request it had accepted, then exits 0; the proofs ar
   } finally {
     again.child.kill('SIGTERM');
     await once(again.child, 'exit');
+  }
+});
+
+test('node src/main.ts: during the drain /health answers 503 shutting_down; held requests finish, exit 0, nothing left', async (t) => {
+  const dataDir = makeDataDir();
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { child } = start({
+    PORT: String(port),
+    DATABASE_URL: await testDatabaseUrl(dataDir),
+    SIGNING_KEYS_DIR: `${dataDir}/keys`,
+    RATE_LIMIT_MAX: '0',
+  });
+  try {
+    await serving(child, baseUrl);
+    const { drainMs } = await stopsGracefully(child, baseUrl);
+    t.diagnostic(`exited ${Math.round(drainMs)} ms after the held requests were released`);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
   }
 });
 

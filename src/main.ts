@@ -7,7 +7,10 @@ const { buildApp } = await import('./app.ts');
 const { ConfigError, loadConfig } = await import('./config.ts');
 const { createContext } = await import('./context.ts');
 
-/** Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0. */
+/**
+ * Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0 (a
+ * repeated signal during the drain changes nothing).
+ */
 async function main(): Promise<void> {
   let ctx;
   try {
@@ -35,8 +38,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // Kept for the whole drain, not once: a signal to a process group (a terminal's Ctrl-C, systemd's
+  // default KillMode) reaches the service twice under `npm start` or `hashproof serve`, once directly and
+  // once passed on, and Node's default action for the second would kill it with requests in flight.
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
   ctx.start();
   app.log.info(

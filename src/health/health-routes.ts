@@ -17,6 +17,13 @@ const Health = Type.Object({
 });
 
 /**
+ * Why an instance should get no traffic, in `details.reason` of its 503 (docs/deploy.md, "Readiness"):
+ * the database does not answer, or the transparency log stopped because its database is not the tree it
+ * published. The third, `shutting_down`, is answered by the app's stopping hook (app.ts) before any route.
+ */
+type NotReady = 'database_unavailable' | 'log_stopped';
+
+/**
  * GET /health: liveness and readiness in one; 503 when the database does not answer, or when the
  * transparency log stopped because its database is not the tree it published (docs/deploy.md,
  * "Restoring a backup"): then `log` says why and what to do. Not rate limited.
@@ -48,7 +55,11 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
         throw new AppError(
           'service_unavailable',
           'The database does not answer',
-          { ...summary, database: { engine: ctx.database.engine, ok: false } },
+          {
+            reason: 'database_unavailable' satisfies NotReady,
+            ...summary,
+            database: { engine: ctx.database.engine, ok: false },
+          },
           { 'Retry-After': '5' },
         );
       }
@@ -58,7 +69,12 @@ export async function healthRoutes(app: FastifyInstance, ctx: AppContext): Promi
         throw new AppError(
           'service_unavailable',
           'The transparency log is stopped: new proofs are refused until the operator acts',
-          { ...summary, database, log: { ok: false, reason: problem.reason, action: problem.action } },
+          {
+            reason: 'log_stopped' satisfies NotReady,
+            ...summary,
+            database,
+            log: { ok: false, reason: problem.reason, action: problem.action },
+          },
           { 'Retry-After': '60' },
         );
       }

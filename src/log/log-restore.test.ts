@@ -103,6 +103,7 @@ test('a database restored from an older backup stops the log, says why, and star
     const refused = await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody() });
     expectError(refused, 503, 'service_unavailable');
     const health = expectError(await api(server.baseUrl, '/health'), 503, 'service_unavailable');
+    assert.equal(health.details.reason, 'log_stopped');
     assert.equal(health.details.log.ok, false);
     assert.match(health.details.log.reason, /3 entries, but the log published a checkpoint of 6 entries/);
     assert.match(health.details.log.action, /Restore the database backup/);
