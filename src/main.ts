@@ -7,7 +7,10 @@ const { buildApp } = await import('./app.ts');
 const { ConfigError, loadConfig } = await import('./config.ts');
 const { createContext } = await import('./context.ts');
 
-/** Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0. */
+/**
+ * Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0;
+ * SIGHUP reloads the signing keys.
+ */
 async function main(): Promise<void> {
   let ctx;
   try {
@@ -35,6 +38,33 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
+  // SIGHUP reads the signing keys again (hashproof keys rotate; docs/operations.md): new keys sign
+  // from their own time on, and a request in flight finishes with the keys it took.
+  process.on('SIGHUP', () => {
+    try {
+      const known = new Set(ctx.keyring.receiptKeys().map((key) => key.keyId));
+      ctx.keyring.reload();
+      const now = Date.now();
+      const signing = ctx.keyring.signingKeys(now);
+      const added = ctx.keyring.receiptKeys().filter((key) => !known.has(key.keyId));
+      app.log.info(
+        {
+          hmacKeyId: signing.hmac.keyId,
+          receiptKeyId: signing.receipt.keyId,
+          added: added.map((key) => ({ keyId: key.keyId, validFrom: key.validFrom })),
+        },
+        'signing keys reloaded',
+      );
+      const late = added.filter((key) => Date.parse(key.validFrom) < now);
+      if (late.length > 0)
+        app.log.warn(
+          { keyIds: late.map((key) => key.keyId) },
+          "a receipt key took over before this instance read it: receipts it signed in between lie outside the old key's window",
+        );
+    } catch (error) {
+      app.log.error({ err: error }, 'signing keys not reloaded: the keys in use stay');
+    }
+  });
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });

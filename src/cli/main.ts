@@ -19,6 +19,7 @@ import { EXIT, print, UsageError } from './output.ts';
 import { verify } from './verify.ts';
 import { HELP } from './help.ts';
 import { monitor } from './monitor.ts';
+import { keys } from './keys.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -45,6 +46,9 @@ const OPTIONS = {
   mode: { type: 'string' },
   once: { type: 'boolean' },
   'interval-ms': { type: 'string' },
+  'keys-dir': { type: 'string' },
+  'public-base-url': { type: 'string' },
+  'activate-in': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
@@ -90,6 +94,14 @@ async function main(argv: string[]): Promise<number> {
       return admin(client, rest, values);
     case 'monitor':
       return monitor(client, values, () => keysOf(client));
+    case 'keys':
+      return keys(rest, {
+        keysDir: values['keys-dir'],
+        publicBaseUrl: values['public-base-url'],
+        activateIn: values['activate-in'],
+        out: values.out,
+        json: values.json,
+      });
     case 'serve':
       return serve({ port: values.port, database: values.database, mode: values.mode });
     default:
