@@ -110,7 +110,7 @@ async function list(dir: string, options: KeysOptions): Promise<number> {
       );
     if (missing.length > 0) print(`missing: ${missing.join(', ')} (hashproof keys init creates them)`);
   }
-  return EXIT.ok;
+  return missing.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
 /** New HMAC and receipt keys that take over at a time still to come, so every instance can learn them. */
@@ -130,7 +130,7 @@ async function rotate(dir: string, options: KeysOptions): Promise<number> {
       tsa:
         tsa === undefined
           ? 'none yet'
-          : `its certificate is kept (valid until ${new Date(tsa.certificate.validTo).toISOString()})`,
+          : `its certificate is kept, valid until ${new Date(tsa.certificate.validTo).toISOString()}`,
     },
   };
   if (options.json) print(JSON.stringify(result, null, 2));
