@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'no
 import path from 'node:path';
 import { startInstance } from '../../test/cluster.ts';
 import { notarizeBody, scratchDirs } from '../../test/helper.ts';
-import { run } from '../../test/process.ts';
+import { printed, run } from '../../test/process.ts';
 
 const CLI = path.join(import.meta.dirname, 'main.ts');
 const scratch = scratchDirs();
@@ -94,6 +94,13 @@ test('keys init makes every key in an empty directory; the service uses exactly 
   assert.match(again.stdout, /nothing to create: every key was there/);
   assert.equal((again.stdout.match(/^present /gm) ?? []).length, 4, again.stdout);
   assert.deepEqual(snapshot(dir), files, 'init again wrote nothing');
+
+  // Keys that took over before the instance read them: its reload says so.
+  assert.equal((await keys(['rotate', '--activate-in', '0'], env)).code, 0);
+  const warned = printed(instance.child, 'took over before this instance read it');
+  instance.child.kill('SIGHUP');
+  await warned;
+  assert.equal((await fetch(`${instance.baseUrl}/health`)).status, 200);
 });
 
 test('keys init completes a partial directory and keeps the key that was there', async () => {

@@ -62,7 +62,7 @@ interface StoredHmacKey {
   createdAt: string;
 }
 
-export const LOG_KEY_FILE = 'log-ed25519.pem';
+const LOG_KEY_FILE = 'log-ed25519.pem';
 
 const byCreation = (a: { createdAt: string; keyId: string }, b: { createdAt: string; keyId: string }) =>
   a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId);
