@@ -15,7 +15,7 @@ import { WebhooksService } from './webhooks/webhooks-service.ts';
 import { StatsService } from './stats/stats-service.ts';
 import type { PaymentGate } from './payments/x402.ts';
 import { LogGuard } from './log/log-guard.ts';
-import { LogService } from './log/log-service.ts';
+import { LogService, logOrigin } from './log/log-service.ts';
 import { createLogStore } from './log/log-store.ts';
 import { Sequencer } from './log/sequencer.ts';
 import { proofLeafSource } from './proofs/log-leaves.ts';
@@ -131,7 +131,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     store: logStore,
     leaves,
     key: keyring.logKey,
-    origin: `${publicUrl.host}${publicUrl.pathname.replace(/\/+$/, '')}/log`,
+    origin: logOrigin(config.publicBaseUrl),
     log,
     guard,
   });

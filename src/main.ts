@@ -9,7 +9,7 @@ const { createContext } = await import('./context.ts');
 
 /**
  * Starts the service from the environment; SIGTERM or SIGINT drain in-flight requests, then exit 0 (a
- * repeated signal during the drain changes nothing).
+ * repeated signal during the drain changes nothing); SIGHUP reloads the signing keys.
  */
 async function main(): Promise<void> {
   let ctx;
@@ -38,6 +38,33 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
+  // SIGHUP reads the signing keys again (hashproof keys rotate; docs/operations.md): new keys sign
+  // from their own time on, and a request in flight finishes with the keys it took.
+  process.on('SIGHUP', () => {
+    try {
+      const known = new Set(ctx.keyring.receiptKeys().map((key) => key.keyId));
+      ctx.keyring.reload();
+      const now = Date.now();
+      const signing = ctx.keyring.signingKeys(now);
+      const added = ctx.keyring.receiptKeys().filter((key) => !known.has(key.keyId));
+      app.log.info(
+        {
+          hmacKeyId: signing.hmac.keyId,
+          receiptKeyId: signing.receipt.keyId,
+          added: added.map((key) => ({ keyId: key.keyId, validFrom: key.validFrom })),
+        },
+        'signing keys reloaded',
+      );
+      const late = added.filter((key) => Date.parse(key.validFrom) < now);
+      if (late.length > 0)
+        app.log.warn(
+          { keyIds: late.map((key) => key.keyId) },
+          "a receipt key took over before this instance read it: receipts it signed in between lie outside the old key's window",
+        );
+    } catch (error) {
+      app.log.error({ err: error }, 'signing keys not reloaded: the keys in use stay');
+    }
+  });
   // Kept for the whole drain, not once: a signal to a process group (a terminal's Ctrl-C, systemd's
   // default KillMode) reaches the service twice under `npm start` or `hashproof serve`, once directly and
   // once passed on, and Node's default action for the second would kill it with requests in flight.

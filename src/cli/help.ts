@@ -11,8 +11,9 @@ Commands:
   verify <file> [proof]   check a file against its proof (offline; --online also asks the service)
   show <proof-id|url>     print a proof
   search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
-  admin <area> <action>   accounts, keys and webhooks (needs SERVICE_ADMIN_KEY)
+  admin <area> <action>   accounts, API keys and webhooks, over HTTP (needs SERVICE_ADMIN_KEY)
   serve                   run the service (--port, --database, --mode)
+  keys <action>           the service's signing keys, as files: init, list, rotate, export-public
   monitor                 follow the service's log: signatures, consistency, entries against tiles
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
@@ -47,9 +48,27 @@ with its result and what it proves.`,
     'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',
   admin: `Usage: hashproof admin <area> <action> [args] (admin key from SERVICE_ADMIN_KEY)
   admin accounts list | create [--name N] [--owner O]
-  admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>
+  admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>   (API keys of accounts)
   admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
-  serve: 'Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)',
+  serve: `Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)
+
+SIGINT and SIGTERM stop the service (in-flight requests finish); SIGHUP makes it read its signing keys
+again (after hashproof keys rotate), without a stop.`,
+  keys: `Usage: hashproof keys <init|list|rotate|export-public> [--keys-dir DIR] [--json]
+
+The service's signing keys (HMAC, Ed25519 receipt, log, TSA), worked on as files in SIGNING_KEYS_DIR
+(or --keys-dir; the default is the service's, docs/deploy.md), with no service running. Not the API keys
+of accounts: those are hashproof admin keys, over HTTP.
+  init [--public-base-url URL]   create every missing key (the TSA certificate names the host of
+                                 PUBLIC_BASE_URL or --public-base-url); an existing key is never touched
+  list                           every key: use, id, algorithm, validFrom, validUntil, active/retired/pending
+  rotate [--activate-in 5m]      new HMAC and receipt keys that sign from now + the delay (default 5m;
+                                 0 for at once); old keys keep verifying. The log key and the TSA are not
+                                 rotated. Running instances start signing with the new keys at that time
+                                 once they have read them: send each SIGHUP before then
+  export-public [--out F] [--public-base-url URL]
+                                 the public key manifest, as GET /.well-known/hashproof-keys.json serves it
+See docs/operations.md, "Rotating signing keys".`,
   monitor: MONITOR_HELP,
   backup: `Usage: hashproof backup --out <dir>
 

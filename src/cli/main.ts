@@ -20,6 +20,7 @@ import { verify } from './verify.ts';
 import { HELP } from './help.ts';
 import { backup, restore } from './backup.ts';
 import { monitor } from './monitor.ts';
+import { keys } from './keys.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -48,6 +49,9 @@ const OPTIONS = {
   from: { type: 'string' },
   force: { type: 'boolean' },
   'interval-ms': { type: 'string' },
+  'keys-dir': { type: 'string' },
+  'public-base-url': { type: 'string' },
+  'activate-in': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
@@ -97,6 +101,14 @@ async function main(argv: string[]): Promise<number> {
       return restore(values);
     case 'monitor':
       return monitor(client, values, () => keysOf(client));
+    case 'keys':
+      return keys(rest, {
+        keysDir: values['keys-dir'],
+        publicBaseUrl: values['public-base-url'],
+        activateIn: values['activate-in'],
+        out: values.out,
+        json: values.json,
+      });
     case 'serve':
       return serve({ port: values.port, database: values.database, mode: values.mode });
     default:

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { freePort, makeDataDir } from '../../test/helper.ts';
 import { stopsGracefully } from '../../test/graceful-stop.ts';
-import { finished, killGroup, run, serving, start } from '../../test/process.ts';
+import { finished, killGroup, printed, run, serving, start } from '../../test/process.ts';
 import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
@@ -113,20 +113,26 @@ test('serve: --port, --database and --mode set the service up over the environme
   assert.match(x402.stderr, /^hashproof: configuration: X402_PAY_TO: required when PAYMENT_MODE=x402/m);
 });
 
-test('serve passes any stopping signal on to the service, and ends the way the service ended', async () => {
+test('serve passes SIGHUP on: the service reads its keys again and goes on; serve ends the way the service ended', async () => {
   const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
   const child = start(process.execPath, [CLI, 'serve', '--port', String(port)], {
     env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(work, 'hangup', 'hashproof.db')}` },
     detached: true,
   });
   const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   try {
-    await serving(child, `http://127.0.0.1:${port}`);
+    await serving(child, baseUrl);
     const service = childCommand(child);
-    // The service takes no action on SIGHUP, so it dies of it; the command must too, leaving nothing behind.
+    const reloaded = printed(child, 'signing keys reloaded');
     child.kill('SIGHUP');
+    await reloaded;
+    assert.equal((await fetch(`${baseUrl}/health`)).status, 200, 'still serving');
+    assert.equal(childCommand(child).pid, service.pid, 'the same service process');
+    // A service that dies of a signal: the command dies of it too, leaving nothing behind.
+    process.kill(service.pid, 'SIGKILL');
     const [code, signal] = await exit;
-    assert.equal(signal, 'SIGHUP', `exit code ${code}`);
+    assert.equal(signal, 'SIGKILL', `exit code ${code}`);
     assert.ok(!existsSync(`/proc/${service.pid}`), 'the service is gone');
     assert.ok(await portIsFree(port), 'the service let go of its port');
   } finally {

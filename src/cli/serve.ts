@@ -17,6 +17,7 @@ export async function serve(values: { port?: string; database?: string; mode?: s
   });
   // This command stands for the service (Node cannot replace itself with it, as a shell's exec does):
   // a signal sent to it is passed on, and it ends the way the service ended, so nothing is left running.
+  // SIGHUP ends neither: the service reads its signing keys again (docs/operations.md).
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const signal of signals) process.on(signal, forward);

@@ -21,17 +21,23 @@ test('a new directory gets one key, and the same key comes back on reopen', () =
   assert.equal(again.activeReceiptKey.validUntil, null);
 });
 
-test('rotation signs with the new key and keeps the old one for verification', () => {
+test('rotation signs with the new keys from their time on and keeps the old ones for verification', () => {
   const dir = tempDir();
   const ring = Keyring.open(dir);
   const old = ring.active;
-  const rotated = ring.rotate(new Date(Date.now() + 1000));
-  assert.notEqual(rotated.keyId, old.keyId);
-  assert.equal(ring.active.keyId, rotated.keyId);
+  const from = new Date(Date.now() + 60_000);
+  const rotated = ring.rotate(from);
+  assert.notEqual(rotated.hmac.keyId, old.keyId);
+  assert.equal(ring.active.keyId, old.keyId, 'the old key signs until the new one takes over');
+  assert.equal(ring.signingKeys(from.getTime()).hmac.keyId, rotated.hmac.keyId);
+  assert.equal(ring.signingKeys(from.getTime()).receipt.keyId, rotated.receipt.keyId);
+  assert.equal(ring.signingKeys(from.getTime() - 1).receipt.keyId, ring.receiptKeys()[0]!.keyId);
   assert.equal(ring.find(old.keyId)?.keyId, old.keyId);
+  assert.throws(() => ring.rotate(from), /after the newest key/);
   const reopened = Keyring.open(dir);
-  assert.equal(reopened.active.keyId, rotated.keyId);
+  assert.equal(reopened.signingKeys(from.getTime()).hmac.keyId, rotated.hmac.keyId);
   assert.equal(reopened.list().length, 2);
+  assert.equal(reopened.list()[0]!.validUntil, from.toISOString());
   const [oldReceipt, newReceipt] = reopened.receiptKeys();
   assert.ok(oldReceipt && newReceipt);
   assert.equal(
@@ -40,14 +46,33 @@ test('rotation signs with the new key and keeps the old one for verification', (
     'the old receipt key is valid until the new one took over',
   );
   assert.equal(newReceipt.validUntil, null);
-  assert.equal(reopened.activeReceiptKey.keyId, newReceipt.keyId);
+  assert.equal(newReceipt.validFrom, from.toISOString());
+});
+
+test('reload makes keys another process added sign, and keeps what a caller already took', () => {
+  const dir = tempDir();
+  const running = Keyring.open(dir);
+  const taken = running.signingKeys(Date.now());
+  const added = Keyring.load(dir).rotate(new Date(Date.now() + 1));
+  const later = Date.now() + 10;
+  assert.equal(running.signingKeys(later).hmac.keyId, taken.hmac.keyId, 'not read yet');
+  running.reload();
+  assert.equal(running.signingKeys(later).hmac.keyId, added.hmac.keyId);
+  assert.equal(running.signingKeys(later).receipt.keyId, added.receipt.keyId);
+  assert.equal(taken.receipt.validUntil, null, 'the keys taken before are the objects they were');
+});
+
+test('load creates nothing', () => {
+  const dir = tempDir();
+  assert.throws(() => Keyring.load(dir), /no HMAC key/);
+  assert.deepEqual(readdirSync(dir), []);
 });
 
 test('a key added by another instance sharing the directory is found on demand', () => {
   const dir = tempDir();
   const a = Keyring.open(dir);
   const b = Keyring.open(dir);
-  const added = b.rotate(new Date(Date.now() + 1000));
+  const added = b.rotate(new Date(Date.now() + 1000)).hmac;
   assert.equal(a.find(added.keyId)?.keyId, added.keyId);
   assert.equal(a.find('hmac-0000000000000000'), undefined);
 });

@@ -1,84 +1,75 @@
+import { mkdirSync } from 'node:fs';
 import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  createSecretKey,
-  generateKeyPairSync,
-  randomBytes,
-  type KeyObject,
-} from 'node:crypto';
-import { ed25519KeyId } from '../core/receipt.ts';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+  readHmacKeys,
+  readLogKey,
+  readReceiptKeys,
+  writeHmacKey,
+  writeReceiptKey,
+  type HmacKey,
+  type LogKey,
+  type ReceiptKey,
+} from './key-files.ts';
 
-/** One HMAC signing key. The secret never leaves the process: not in a response, log or event. */
-interface HmacKey {
-  keyId: string;
-  secret: Buffer;
-  /** The same secret as a KeyObject, imported once for fast signing. */
-  keyObject: KeyObject;
-  createdAt: string;
-}
+export type { LogKey } from './key-files.ts';
 
-/** One Ed25519 receipt key; its public half is published with its validity window. */
-interface ReceiptKey {
-  keyId: string;
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  createdAt: string;
-  validFrom: string;
-  /** When it stopped signing (a newer key took over); null while it is the active key. */
-  validUntil: string | null;
-}
-
-interface StoredReceiptKey {
-  keyId: string;
-  algorithm: 'ed25519';
-  privateKey: string;
-  createdAt: string;
-}
-
-interface StoredHmacKey {
-  keyId: string;
-  algorithm: 'hmac-sha256';
-  secret: string;
-  createdAt: string;
+/** The keys a new proof is signed with: both chosen at the proof's own time. */
+export interface SigningKeys {
+  hmac: HmacKey;
+  receipt: ReceiptKey;
 }
 
 /**
  * The service's signing keys, persisted in a directory so proofs verify after a restart.
- * The newest key signs; every key ever created still verifies (rotation adds a key, never removes one).
- * Several instances may share the directory: a key id this process has not seen makes it read the
- * directory again before it gives up.
+ * A key signs from its `createdAt` until the next one's; every key ever created still verifies (rotation
+ * adds a key, never removes one). Several instances may share the directory: a key id this process has
+ * not seen makes it read the directory again before it gives up, and `reload` (SIGHUP) reads it whole.
  */
 export class Keyring {
   readonly #dir: string;
-  #keys = new Map<string, HmacKey>();
-  #active: HmacKey;
+  /** Both lists are replaced whole, never changed in place: a request keeps the keys it took. */
+  #hmacKeys: HmacKey[];
   #receiptKeys: ReceiptKey[];
   #logKey: LogKey | undefined;
 
-  private constructor(dir: string, keys: HmacKey[], receiptKeys: ReceiptKey[]) {
+  private constructor(dir: string) {
     this.#dir = dir;
-    for (const key of keys) this.#keys.set(key.keyId, key);
-    this.#active = newest(keys);
-    this.#receiptKeys = receiptKeys;
+    this.#hmacKeys = nonEmpty(readHmacKeys(dir), 'HMAC', dir);
+    this.#receiptKeys = nonEmpty(readReceiptKeys(dir), 'receipt', dir);
   }
 
   /** Loads every key in `dir`, creating the directory and first keys when there are none. */
   static open(dir: string): Keyring {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const keys = readKeys(dir);
-    if (keys.length === 0) keys.push(writeNewKey(dir, new Date()));
-    if (readReceiptKeys(dir).length === 0) writeNewReceiptKey(dir, new Date());
-    return new Keyring(dir, keys, readReceiptKeys(dir));
+    if (readHmacKeys(dir).length === 0) writeHmacKey(dir, new Date());
+    if (readReceiptKeys(dir).length === 0) writeReceiptKey(dir, new Date());
+    return new Keyring(dir);
   }
 
-  /** The receipt key that signs new proofs. */
+  /** Loads the keys of `dir` and creates none: fails when it holds no HMAC or no receipt key. */
+  static load(dir: string): Keyring {
+    return new Keyring(dir);
+  }
+
+  /**
+   * Reads the directory again: keys another instance or `hashproof keys rotate` added are known, and
+   * sign from their own time on. The lists are swapped in one step; a request in flight finishes with
+   * the keys it took.
+   */
+  reload(): void {
+    const hmacKeys = nonEmpty(readHmacKeys(this.#dir), 'HMAC', this.#dir);
+    const receiptKeys = nonEmpty(readReceiptKeys(this.#dir), 'receipt', this.#dir);
+    this.#hmacKeys = hmacKeys;
+    this.#receiptKeys = receiptKeys;
+  }
+
+  /** The keys that sign a proof made at `at` (ms): the newest of each kind whose time has come. */
+  signingKeys(at: number): SigningKeys {
+    return { hmac: current(this.#hmacKeys, at), receipt: current(this.#receiptKeys, at) };
+  }
+
+  /** The receipt key that signs new proofs now. */
   get activeReceiptKey(): ReceiptKey {
-    const active = this.#receiptKeys.at(-1);
-    if (active === undefined) throw new Error('no receipt key');
-    return active;
+    return current(this.#receiptKeys, Date.now());
   }
 
   /** Every receipt key, oldest first, with its validity window. */
@@ -89,7 +80,7 @@ export class Keyring {
   findReceiptKey(keyId: string): ReceiptKey | undefined {
     const known = this.#receiptKeys.find((k) => k.keyId === keyId);
     if (known !== undefined) return known;
-    this.#receiptKeys = readReceiptKeys(this.#dir);
+    this.#receiptKeys = nonEmpty(readReceiptKeys(this.#dir), 'receipt', this.#dir);
     return this.#receiptKeys.find((k) => k.keyId === keyId);
   }
 
@@ -98,162 +89,58 @@ export class Keyring {
    * verifier pins it), created on first use; instances sharing the directory share it.
    */
   get logKey(): LogKey {
-    this.#logKey ??= openLogKey(this.#dir);
+    this.#logKey ??= readLogKey(this.#dir, true)!;
     return this.#logKey;
   }
 
+  /** The HMAC key that signs new proofs now. */
   get active(): HmacKey {
-    return this.#active;
+    return current(this.#hmacKeys, Date.now());
   }
 
   /** The key with this id, or undefined when no instance sharing the directory ever made it. */
   find(keyId: string): HmacKey | undefined {
-    const known = this.#keys.get(keyId);
+    const known = this.#hmacKeys.find((k) => k.keyId === keyId);
     if (known !== undefined) return known;
-    for (const key of readKeys(this.#dir)) this.#keys.set(key.keyId, key);
-    return this.#keys.get(keyId);
+    this.#hmacKeys = nonEmpty(readHmacKeys(this.#dir), 'HMAC', this.#dir);
+    return this.#hmacKeys.find((k) => k.keyId === keyId);
   }
 
-  /** Adds new keys (HMAC and receipt) that sign from now on; older keys keep verifying what they signed. */
-  rotate(now: Date = new Date()): HmacKey {
-    const key = writeNewKey(this.#dir, now);
-    this.#keys.set(key.keyId, key);
-    this.#active = key;
-    writeNewReceiptKey(this.#dir, now);
-    this.#receiptKeys = readReceiptKeys(this.#dir);
-    return key;
+  /**
+   * Adds new keys (HMAC and receipt) that sign from `from` on (now when absent); older keys keep
+   * verifying what they signed. `from` must be later than every key of the directory.
+   */
+  rotate(from: Date = new Date()): SigningKeys {
+    const latest = [...this.#hmacKeys, ...this.#receiptKeys]
+      .map((k) => k.createdAt)
+      .sort()
+      .at(-1)!;
+    if (from.toISOString() <= latest)
+      throw new Error(`new keys must sign from a time after the newest key's (${latest})`);
+    const hmacId = writeHmacKey(this.#dir, from);
+    const receiptId = writeReceiptKey(this.#dir, from);
+    this.reload();
+    return {
+      hmac: this.#hmacKeys.find((k) => k.keyId === hmacId)!,
+      receipt: this.#receiptKeys.find((k) => k.keyId === receiptId)!,
+    };
   }
 
+  /** Every HMAC key, oldest first, with its validity window. */
   list(): HmacKey[] {
-    return [...this.#keys.values()];
+    return [...this.#hmacKeys];
   }
 }
 
-function newest(keys: HmacKey[]): HmacKey {
-  const sorted = [...keys].sort(
-    (a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId),
-  );
-  const last = sorted.at(-1);
-  if (last === undefined) throw new Error('keyring is empty');
-  return last;
-}
-
-function readKeys(dir: string): HmacKey[] {
-  const keys: HmacKey[] = [];
-  for (const name of readdirSync(dir)) {
-    if (!/^hmac-[0-9a-f]{16}\.json$/.test(name)) continue;
-    const stored = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredHmacKey;
-    const secret = Buffer.from(stored.secret, 'base64');
-    if (stored.algorithm !== 'hmac-sha256' || secret.length < 32 || stored.keyId !== hmacKeyId(secret)) {
-      throw new Error(`signing key file ${path.join(dir, name)} is malformed`);
-    }
-    keys.push({
-      keyId: stored.keyId,
-      secret,
-      keyObject: createSecretKey(secret),
-      createdAt: stored.createdAt,
-    });
-  }
+function nonEmpty<T>(keys: T[], kind: string, dir: string): T[] {
+  if (keys.length === 0) throw new Error(`no ${kind} key in ${dir} (hashproof keys init creates them)`);
   return keys;
 }
 
-function writeNewKey(dir: string, now: Date): HmacKey {
-  const secret = randomBytes(32);
-  const key: HmacKey = {
-    keyId: hmacKeyId(secret),
-    secret,
-    keyObject: createSecretKey(secret),
-    createdAt: now.toISOString(),
-  };
-  const stored: StoredHmacKey = {
-    keyId: key.keyId,
-    algorithm: 'hmac-sha256',
-    secret: secret.toString('base64'),
-    createdAt: key.createdAt,
-  };
-  writeFileSync(path.join(dir, `${key.keyId}.json`), JSON.stringify(stored, null, 2) + '\n', {
-    mode: 0o600,
-    flag: 'wx',
-  });
-  return key;
-}
-
-/** Receipt keys sorted by creation; each is valid until the next one was created. */
-function readReceiptKeys(dir: string): ReceiptKey[] {
-  const stored: StoredReceiptKey[] = [];
-  for (const name of readdirSync(dir)) {
-    if (/^ed25519-[0-9a-f]{16}\.json$/.test(name)) {
-      stored.push(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredReceiptKey);
-    }
-  }
-  stored.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId));
-  return stored.map((key, i) => {
-    const privateKey = createPrivateKey(key.privateKey);
-    const publicKey = createPublicKey(privateKey);
-    if (key.algorithm !== 'ed25519' || ed25519KeyId(publicKey) !== key.keyId) {
-      throw new Error(`receipt key file ${path.join(dir, key.keyId)}.json is malformed`);
-    }
-    return {
-      keyId: key.keyId,
-      privateKey,
-      publicKey,
-      createdAt: key.createdAt,
-      validFrom: key.createdAt,
-      validUntil: stored[i + 1]?.createdAt ?? null,
-    };
-  });
-}
-
-function writeNewReceiptKey(dir: string, now: Date): void {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const stored: StoredReceiptKey = {
-    keyId: ed25519KeyId(publicKey),
-    algorithm: 'ed25519',
-    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    createdAt: now.toISOString(),
-  };
-  writeFileSync(path.join(dir, `${stored.keyId}.json`), JSON.stringify(stored, null, 2) + '\n', {
-    mode: 0o600,
-    flag: 'wx',
-  });
-}
-
-/** The log's signing key (Ed25519), kept in `log-ed25519.pem`. */
-export interface LogKey {
-  keyId: string;
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  createdAt: string;
-}
-
-const LOG_KEY_FILE = 'log-ed25519.pem';
-
-function openLogKey(dir: string): LogKey {
-  const file = path.join(dir, LOG_KEY_FILE);
-  try {
-    const { privateKey } = generateKeyPairSync('ed25519');
-    writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), {
-      mode: 0o600,
-      flag: 'wx',
-    });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const privateKey = createPrivateKey(readFileSync(file, 'utf8'));
-  if (privateKey.asymmetricKeyType !== 'ed25519')
-    throw new Error(`log key file ${file} is not an Ed25519 key`);
-  const publicKey = createPublicKey(privateKey);
-  return {
-    keyId: ed25519KeyId(publicKey),
-    privateKey,
-    publicKey,
-    createdAt: statSync(file).mtime.toISOString(),
-  };
-}
-
-/** A public name for a secret key: a hash of it, so the id reveals nothing usable. */
-function hmacKeyId(secret: Uint8Array): string {
-  return (
-    'hmac-' + createHash('sha256').update('hashproof/hmac-key-id\n').update(secret).digest('hex').slice(0, 16)
-  );
+/** The newest key created at or before `at`; the oldest when all are younger (a clock set back). */
+function current<T extends { createdAt: string }>(keys: T[], at: number): T {
+  const time = new Date(at).toISOString();
+  let chosen = keys[0]!;
+  for (const key of keys) if (key.createdAt <= time) chosen = key;
+  return chosen;
 }

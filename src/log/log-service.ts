@@ -75,6 +75,12 @@ export function encodeInclusion(inclusion: Inclusion): {
   };
 }
 
+/** The log's origin for a service at `publicBaseUrl` (its host and path, then `/log`): what a new log is named. */
+export function logOrigin(publicBaseUrl: string): string {
+  const url = new URL(publicBaseUrl);
+  return `${url.host}${url.pathname.replace(/\/+$/, '')}/log`;
+}
+
 /**
  * The reads of the append-only Merkle log of all proofs: checkpoints, inclusion and consistency proofs,
  * tiles and entry bundles (C2SP tlog-tiles), computed from the stored subtree hashes with a few indexed

@@ -31,8 +31,8 @@ export async function signNewProof(
   scope: string,
 ): Promise<NewProofRow> {
   const createdAt = deps.clock.now();
-  const key = deps.keyring.active;
-  const receiptKey = deps.keyring.activeReceiptKey;
+  // The keys of the proof's own time, so its receipt lies in the key's published window.
+  const { hmac: key, receipt: receiptKey } = deps.keyring.signingKeys(createdAt);
   const id = deps.ids.next('proof', createdAt);
   const timestamp = new Date(createdAt).toISOString();
   const signed = {

@@ -59,6 +59,18 @@ export class Tsa {
     return new Tsa(JSON.parse(readFileSync(file, 'utf8')) as StoredTsa);
   }
 
+  /** Loads the TSA of `dir` without creating one; undefined when the directory has none. */
+  static load(dir: string): Tsa | undefined {
+    let text;
+    try {
+      text = readFileSync(path.join(dir, FILE), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    return new Tsa(JSON.parse(text) as StoredTsa);
+  }
+
   /** The TSA certificate followed by its root, PEM. */
   get chainPem(): string {
     return this.certificate.toString() + this.root.toString();

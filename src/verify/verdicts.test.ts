@@ -84,7 +84,7 @@ const cases: Case[] = [
     name: 'a receipt from a key not yet valid at the proof’s time',
     change: (file) => {
       now += 1_000;
-      const key = server.ctx.keyring.rotate(new Date(now)) && server.ctx.keyring.activeReceiptKey;
+      const key = server.ctx.keyring.rotate(new Date(now)).receipt;
       file.proof.receipt = {
         keyId: key.keyId,
         signature: signReceipt(key.privateKey, signingMessage(file.proof)),
