@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -8,9 +9,11 @@ import {
   freePort,
   loggedProof,
   notarizeBody,
+  requireService,
   sampleHash,
   scratchDirs,
 } from '../../test/helper.ts';
+import pg from 'pg';
 import { startInstance, type Instance } from '../../test/cluster.ts';
 import { killGroup, run, serving, start as startProcess } from '../../test/process.ts';
 import { Arrivals } from '../../test/wait.ts';
@@ -120,3 +123,91 @@ test('a damaged or foreign backup is refused before anything is restored', async
   assert.match(notBackup.stderr, /not a backup/);
   assert.equal((await hashproof(['backup'], target)).code, 2);
 });
+
+const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const skipPostgres = await requireService('PostgreSQL', POSTGRES_URL);
+
+test(
+  'PostgreSQL: the keys by hashproof backup, the database by pg_dump, both restored on a fresh database',
+  { skip: skipPostgres },
+  async () => {
+    const schema = `t_${randomUUID().replaceAll('-', '')}`;
+    const fresh = `restore_${randomUUID().replaceAll('-', '')}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    const urlOf = (database: string | undefined) => {
+      const url = new URL(POSTGRES_URL);
+      if (database !== undefined) url.pathname = `/${database}`;
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      return url.toString();
+    };
+    try {
+      const dir = scratch();
+      const first = {
+        DATABASE_URL: urlOf(undefined),
+        SIGNING_KEYS_DIR: path.join(dir, 'keys'),
+        RATE_LIMIT_MAX: '0',
+      };
+      const service = await start(first);
+      const ids: string[] = [];
+      for (let n = 0; n < 20; n++) {
+        const res = await api(service.baseUrl, '/api/proof/notarize', {
+          method: 'POST',
+          body: notarizeBody({ contentHash: sampleHash(80_000 + n) }),
+        });
+        assert.equal(res.status, 200, res.text);
+        ids.push(res.body.proof.id);
+      }
+      await loggedProof(service.baseUrl, ids.at(-1)!);
+      const out = path.join(scratch(), 'backup');
+      const made = await hashproof(['backup', '--out', out], first);
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(made.stdout, /pg_dump/);
+      // The documented procedure: pg_dump right after, while the service runs.
+      const dump = path.join(out, 'hashproof.dump');
+      const dumped = await run('pg_dump', [
+        '--format=custom',
+        '--no-owner',
+        '--schema',
+        schema,
+        '--file',
+        dump,
+        POSTGRES_URL,
+      ]);
+      assert.equal(dumped.code, 0, dumped.stderr);
+      await service.stop();
+
+      await admin.query(`create database ${fresh}`);
+      const second = {
+        DATABASE_URL: urlOf(fresh),
+        SIGNING_KEYS_DIR: path.join(scratch(), 'keys'),
+        RATE_LIMIT_MAX: '0',
+      };
+      const restoredKeys = await hashproof(['restore', '--from', out], second);
+      assert.equal(restoredKeys.code, 0, restoredKeys.stderr);
+      assert.match(restoredKeys.stdout, /pg_restore/);
+      const freshUrl = new URL(POSTGRES_URL);
+      freshUrl.pathname = `/${fresh}`;
+      // The dump is of the test's schema alone (the test database is shared); a whole-database dump, as
+      // an operator makes, carries the label search's extension with it.
+      const freshDb = new pg.Client({ connectionString: freshUrl.toString() });
+      await freshDb.connect();
+      await freshDb.query('create extension if not exists pg_trgm with schema public');
+      await freshDb.end();
+      const restored = await run('pg_restore', ['--no-owner', '--dbname', freshUrl.toString(), dump]);
+      assert.equal(restored.code, 0, restored.stderr);
+      const again = await start(second);
+      for (const id of ids)
+        assert.equal((await api(again.baseUrl, `/api/verify/proofs/${id}`)).body.verified, true, id);
+      const next = await api(again.baseUrl, '/api/proof/notarize', { method: 'POST', body: notarizeBody() });
+      assert.equal(next.status, 200, next.text);
+      await loggedProof(again.baseUrl, next.body.proof.id);
+      await again.stop();
+    } finally {
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.query(`drop database if exists ${fresh} with (force)`);
+      await admin.end();
+    }
+  },
+);
