@@ -8,8 +8,8 @@ import path from 'node:path';
 import { POSTGRES_URL, postgresSchema, startInstances, type Instance } from '../test/cluster.ts';
 import { startFlakyProxy } from '../test/flaky-proxy.ts';
 import { deferredPost } from '../test/graceful-stop.ts';
-import { freePort, makeDataDir, notarizeBody, REDIS_URL, requireService } from '../test/helper.ts';
-import { send, startNginx, type Answer, type Nginx } from '../test/nginx.ts';
+import { makeDataDir, notarizeBody, REDIS_URL, requireService } from '../test/helper.ts';
+import { freeNginxPort, send, startNginx, type Answer, type Nginx } from '../test/nginx.ts';
 import { printed, run } from '../test/process.ts';
 import { Arrivals, within } from '../test/wait.ts';
 
@@ -89,7 +89,7 @@ describe('two instances behind nginx', { skip }, () => {
   let proofId = '';
 
   before(async () => {
-    const [httpsPort, httpPort] = [await freePort(), await freePort()];
+    const [httpsPort, httpPort] = [await freeNginxPort(), await freeNginxPort()];
     instances = await startInstances(2, {
       DATABASE_URL: await postgresSchema(dataDir),
       REDIS_URL,
@@ -186,7 +186,7 @@ describe('two instances behind nginx', { skip }, () => {
     // 503 once and, the next time, lets the instance make the proof but loses its answer.
     const flaky = await startFlakyProxy(instances[1]!.baseUrl);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-nginx-'));
-    const [httpsPort, httpPort] = [await freePort(), await freePort()];
+    const [httpsPort, httpPort] = [await freeNginxPort(), await freeNginxPort()];
     const upstreams: [string, string] = [new URL(flaky.url).host, new URL(instances[0]!.baseUrl).host];
     const second = await startNginx({ dir, httpsPort, httpPort, upstreams, bindAddress: PROXY_ADDRESS });
     try {

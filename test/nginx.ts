@@ -2,10 +2,31 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { printed, run, start } from './process.ts';
 import { within } from './wait.ts';
 import type { ChildProcess } from 'node:child_process';
+
+/**
+ * Where nginx listens, `localhost` to its clients: an address no other test binds, so a port found free
+ * here stays free while the instances start (other processes on the machine listen on 127.0.0.1).
+ */
+const NGINX_ADDRESS = '127.0.0.8';
+
+/** A port free on nginx's address. */
+export function freeNginxPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, NGINX_ADDRESS, () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
 
 /** The nginx configuration the project ships (docs/deploy.md, "Behind a reverse proxy"). */
 const SHIPPED = path.resolve(import.meta.dirname, '../deploy/nginx/hashproof.conf');
@@ -52,8 +73,8 @@ export function localConfig(
   text = substitute(text, 'server 10.0.0.11:8080 ', `server ${options.upstreams[0]} `, 1);
   text = substitute(text, 'server 10.0.0.12:8080 ', `server ${options.upstreams[1]} `, 1);
   text = substitute(text, 'proxy_bind 10.0.0.10;', `proxy_bind ${options.bindAddress};`, 1);
-  text = substitute(text, 'listen 80;', `listen 127.0.0.1:${options.httpPort};`, 1);
-  text = substitute(text, 'listen 443 ssl;', `listen 127.0.0.1:${options.httpsPort} ssl;`, 1);
+  text = substitute(text, 'listen 80;', `listen ${NGINX_ADDRESS}:${options.httpPort};`, 1);
+  text = substitute(text, 'listen 443 ssl;', `listen ${NGINX_ADDRESS}:${options.httpsPort} ssl;`, 1);
   text = substitute(text, 'https://proofs.example.com', origin, 1);
   text = substitute(text, 'server_name proofs.example.com;', 'server_name localhost;', 2);
   text = substitute(text, '/etc/ssl/hashproof/fullchain.pem', paths.cert, 1);
@@ -78,7 +99,7 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   const log = path.join(dir, 'access.log');
   const made = await run('openssl', [
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost',
     '-keyout', key, '-out', cert,
   ]); // prettier-ignore
   if (made.code !== 0) throw new Error(`openssl req failed: ${made.stderr}`);
@@ -137,8 +158,8 @@ export interface SendOptions {
 }
 
 /**
- * One request on a connection of its own from `localAddress`. An https URL naming localhost connects to
- * 127.0.0.1 (where nginx listens) and checks the certificate for localhost.
+ * One request on a connection of its own from `localAddress`. A URL naming localhost connects to where
+ * nginx listens, and https checks the certificate for localhost.
  */
 export function send(url: string, options: SendOptions = {}): Promise<Answer> {
   const target = new URL(url);
@@ -147,7 +168,7 @@ export function send(url: string, options: SendOptions = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: target.hostname === 'localhost' ? NGINX_ADDRESS : target.hostname,
         port: Number(target.port),
         path: target.pathname + target.search,
         method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
