@@ -279,9 +279,9 @@ describe('two instances behind nginx', { skip }, () => {
     const failed = results.items.filter((result) => result.status !== 200);
     assert.deepEqual(failed, [], `${failed.length} of ${results.items.length} requests failed`);
     const log = nginx.accessLog();
-    const retried = log.filter((line) => /upstream_status=\S+, /.test(line)).length;
+    const retried = log.flatMap((line) => /upstream_status=(\S+, \S+)/.exec(line)?.[1] ?? []);
     t.diagnostic(
-      `${results.items.length} requests, ${atExit - atDrain} during the drain, ${retried} retried by nginx`,
+      `${results.items.length} requests, ${atExit - atDrain} during the drain; retried by nginx after: ${retried.join(' | ')}`,
     );
     // After the exit, only the other instance answers.
     const survivor = new URL(instances[0]!.baseUrl).host;
