@@ -64,7 +64,7 @@ function substitute(text: string, pattern: string, replacement: string, count: n
 }
 
 /** The shipped file with this machine's addresses, ports and paths, every directive kept. */
-export function localConfig(
+function localConfig(
   options: NginxOptions,
   paths: { cert: string; key: string; log: string },
 ): string {
