@@ -2,7 +2,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { postOnFreshConnection, startInstance, startInstances, type Instance } from '../test/cluster.ts';
+import {
+  POSTGRES_URL,
+  postOnFreshConnection,
+  postgresSchema,
+  startInstance,
+  startInstances,
+  type Instance,
+} from '../test/cluster.ts';
 import {
   ADMIN_KEY,
   adminHeaders,
@@ -11,7 +18,6 @@ import {
   notarizeBody,
   REDIS_URL,
   requireService,
-  testDatabaseUrl,
 } from '../test/helper.ts';
 import { eventually, within } from '../test/wait.ts';
 import { deliveredProofId, startWebhookReceiver } from '../test/webhook-receiver.ts';
@@ -19,20 +25,7 @@ import pg from 'pg';
 import { verifyConsistency } from './core/merkle.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from './core/signed-note.ts';
 
-const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const skip = (await requireService('PostgreSQL', POSTGRES_URL)) || (await requireService('Redis', REDIS_URL));
-
-/** A PostgreSQL schema of its own for a data directory, whatever database the other suites run on. */
-async function postgresSchema(dataDir: string): Promise<string> {
-  const previous = process.env.TEST_DATABASE_URL;
-  process.env.TEST_DATABASE_URL = POSTGRES_URL;
-  try {
-    return await testDatabaseUrl(dataDir);
-  } finally {
-    if (previous === undefined) delete process.env.TEST_DATABASE_URL;
-    else process.env.TEST_DATABASE_URL = previous;
-  }
-}
 
 /** The signed note of the largest tree recorded in a log state directory (docs/deploy.md). */
 function largestRecord(dir: string): string | undefined {

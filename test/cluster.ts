@@ -2,10 +2,25 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import path from 'node:path';
-import { freePort } from './helper.ts';
+import { freePort, testDatabaseUrl } from './helper.ts';
 import { healthy } from './process.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
+
+/** The PostgreSQL that several instances share: the suites' own, or the local one. */
+export const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A PostgreSQL schema of its own for a data directory, whatever database the other suites run on. */
+export async function postgresSchema(dataDir: string): Promise<string> {
+  const previous = process.env.TEST_DATABASE_URL;
+  process.env.TEST_DATABASE_URL = POSTGRES_URL;
+  try {
+    return await testDatabaseUrl(dataDir);
+  } finally {
+    if (previous === undefined) delete process.env.TEST_DATABASE_URL;
+    else process.env.TEST_DATABASE_URL = previous;
+  }
+}
 
 export interface Instance {
   baseUrl: string;
