@@ -64,10 +64,7 @@ function substitute(text: string, pattern: string, replacement: string, count: n
 }
 
 /** The shipped file with this machine's addresses, ports and paths, every directive kept. */
-function localConfig(
-  options: NginxOptions,
-  paths: { cert: string; key: string; log: string },
-): string {
+function localConfig(options: NginxOptions, paths: { cert: string; key: string; log: string }): string {
   const origin = `https://localhost:${options.httpsPort}`;
   let text = readFileSync(SHIPPED, 'utf8');
   text = substitute(text, 'server 10.0.0.11:8080 ', `server ${options.upstreams[0]} `, 1);
