@@ -114,15 +114,17 @@ async function migrate(db: Db, engine: DatabaseConfig['engine']): Promise<void> 
     await sql`select pg_advisory_lock(hashtext(${lockKey}))`.execute(connection);
     try {
       // Kysely's introspection reads the catalog of every schema; a schema another client drops at that
-      // moment makes it fail with "schema … does not exist" naming that other schema. Try again then.
+      // moment makes it fail with "schema … does not exist" or "relation "<schema>.<table>" does not
+      // exist" naming that other schema. Try again then.
       for (let attempt = 1; ; attempt++) {
         try {
           await migrateWith(connection, engine, schema);
           break;
         } catch (error) {
-          const other = /schema "([^"]+)" does not exist/.exec(
-            error instanceof Error ? error.message : '',
-          )?.[1];
+          const message = error instanceof Error ? error.message : '';
+          const other =
+            /schema "([^"]+)" does not exist/.exec(message)?.[1] ??
+            /relation "([^".]+)\.[^"]+" does not exist/.exec(message)?.[1];
           if (other === undefined || other === schema || attempt >= 5) throw error;
         }
       }
