@@ -139,3 +139,35 @@ describe('hashproof verify', () => {
     assert.equal(report.checks.find((c: { name: string }) => c.name === 'signature').status, 'invalid');
   });
 });
+
+describe('the command explains what is wrong', () => {
+  test('a missing file or proof file, a service address that is not one, something that is not a file: exit 2, naming it', async () => {
+    const missing = await cli(['verify', path.join(work, 'nope.txt')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /no such file: .*nope\.txt/);
+    assert.doesNotMatch(missing.stderr, /ENOENT/);
+
+    const lonely = path.join(work, 'lonely.txt');
+    writeFileSync(lonely, 'never stamped');
+    const noProof = await cli(['verify', lonely]);
+    assert.equal(noProof.code, 2);
+    assert.match(
+      noProof.stderr,
+      /no proof file .*lonely\.txt\.proof\.json \(hashproof stamp .*lonely\.txt writes it/,
+    );
+
+    const notJson = path.join(work, 'not-json.proof.json');
+    writeFileSync(notJson, 'hello');
+    const garbled = await cli(['verify', lonely, notJson]);
+    assert.equal(garbled.code, 2);
+    assert.match(garbled.stderr, /not-json\.proof\.json is not a proof file/);
+
+    const badUrl = await cli(['show', 'proof_01M86S9D85GH6M2M9CCB5ZT5WS', '--url', 'notaurl']);
+    assert.equal(badUrl.code, 2);
+    assert.match(badUrl.stderr, /--url must be the service's http\(s\) address/);
+
+    const device = await cli(['stamp', '/dev/null']);
+    assert.equal(device.code, 2);
+    assert.match(device.stderr, /\/dev\/null is not a regular file/);
+  });
+});

@@ -78,8 +78,13 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = positionals;
   if (command === undefined || (values.help && !(command in HELP))) return (print(HELP.main!), EXIT.ok);
   if (values.help) return (print(HELP[command]!), EXIT.ok);
+  const baseUrl = values.url ?? process.env.HASHPROOF_URL ?? 'http://127.0.0.1:8080';
+  if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl))
+    throw new UsageError(
+      `${values.url === undefined ? 'HASHPROOF_URL' : '--url'} must be the service's http(s) address, as in http://127.0.0.1:8080; got "${baseUrl}"`,
+    );
   const client = createClient({
-    baseUrl: values.url ?? process.env.HASHPROOF_URL ?? 'http://127.0.0.1:8080',
+    baseUrl,
     apiKey: values['api-key'] ?? process.env.HASHPROOF_API_KEY,
     adminKey: process.env.SERVICE_ADMIN_KEY,
     payer: await walletFromEnvironment(),
@@ -220,7 +225,11 @@ async function listFiles(input: string): Promise<string[]> {
   } catch {
     throw new UsageError(`no such file or directory: ${input}`);
   }
-  if (!info.isDirectory()) return [input];
+  if (info.isFile()) return [input];
+  if (!info.isDirectory())
+    throw new UsageError(
+      `${input} is not a regular file or a directory: stamp a file, a directory or - (standard input)`,
+    );
   const entries = await readdir(input, { recursive: true, withFileTypes: true });
   return entries
     .filter((e) => e.isFile() && !e.name.endsWith('.proof.json'))

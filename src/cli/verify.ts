@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { signingMessage } from '../core/proof-signature.ts';
 import {
   HashproofError,
@@ -28,8 +28,15 @@ export async function verify(
   keysOf: () => Promise<ManifestKey[]>,
 ): Promise<number> {
   if (file === undefined) throw new UsageError('verify needs a file');
+  if (
+    !(await stat(file).then(
+      (info) => info.isFile(),
+      () => false,
+    ))
+  )
+    throw new UsageError(`no such file: ${file} (verify checks a file against its proof)`);
   const path = proofFile ?? `${file}.proof.json`;
-  const document = JSON.parse(await readFile(path, 'utf8')) as {
+  const document = (await readProofFile(path, proofFile === undefined ? file : undefined)) as {
     proof?: Proof;
     keys?: PublicKeyEntry[];
     evidence?: Evidence;
@@ -113,4 +120,24 @@ export function readManifest(text: string, file: string): ManifestKey[] {
     // reported below
   }
   throw new UsageError(`--keys ${file}: not a key manifest (a saved /.well-known/hashproof-keys.json)`);
+}
+
+/** The proof file's JSON; a missing or unreadable one is a usage error that names it. */
+async function readProofFile(path: string, besideFile: string | undefined): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UsageError(
+      missing
+        ? `no proof file ${path}${besideFile === undefined ? '' : ` (hashproof stamp ${besideFile} writes it; or name the proof file after the file)`}`
+        : `cannot read the proof file ${path}`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${path} is not a proof file (not JSON)`);
+  }
 }
