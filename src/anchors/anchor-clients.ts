@@ -170,13 +170,9 @@ export function parseReply(reply: Buffer, msg: Buffer, what: string): OtsTimesta
 /** Where a timestamp is left pending at calendars: each message to ask an upgrade for, with the URI. */
 export function pendingCommitments(timestamp: OtsTimestamp): { commitment: Buffer; uri: string }[] {
   const found = new Map<string, { commitment: Buffer; uri: string }>();
-  const walk = (t: OtsTimestamp): void => {
-    for (const attestation of t.attestations) {
-      if (attestation.kind === 'pending')
-        found.set(t.msg.toString('hex'), { commitment: t.msg, uri: attestation.uri });
-    }
-    for (const { next } of t.ops) walk(next);
-  };
-  walk(timestamp);
+  for (const { msg, attestation } of attestationsOf(timestamp)) {
+    if (attestation.kind === 'pending')
+      found.set(msg.toString('hex'), { commitment: msg, uri: attestation.uri });
+  }
   return [...found.values()];
 }

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import {
+  certificatesOfPem,
   checkAnchors,
   type HashproofClient,
   type OfflineCheck,
@@ -53,9 +54,8 @@ async function readRoots(file: string): Promise<X509Certificate[]> {
   } catch {
     throw new UsageError(`--tsa-roots ${file}: cannot be read`);
   }
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   try {
-    const roots = blocks.map((block) => new X509Certificate(block));
+    const roots = certificatesOfPem(pem);
     if (roots.length > 0) return roots;
   } catch {
     // reported below

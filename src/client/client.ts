@@ -26,6 +26,7 @@ export {
 } from './log-memory.ts';
 export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 export { checkAnchors, type AnchorCheck, type ProofAnchors } from '../verify/anchor-checks.ts';
+export { certificatesOfPem } from '../verify/external-token.ts';
 
 /** An error answered by the service (its error envelope), or a network failure (`status` 0). */
 export class HashproofError extends Error {

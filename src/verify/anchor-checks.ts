@@ -2,8 +2,8 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { attestationsOf, readDetachedFile, type OtsTimestamp } from '../core/opentimestamps.ts';
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
-import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { checkExternalToken } from './external-token.ts';
+import { openCheckpoint } from './log-checkpoints.ts';
 
 /**
  * The offline checks of a proof's anchors (docs/verification.md, "Verify without trusting hashproof at
@@ -37,7 +37,7 @@ function checkpointCheck(anchors: ProofAnchors, logVerifierKey: string | undefin
   if (logVerifierKey === undefined)
     return { name, status: 'unavailable', message: 'No log key to check the anchored checkpoint with' };
   try {
-    const checkpoint = parseCheckpoint(openNote(anchors.checkpoint, parseVerifierKey(logVerifierKey)));
+    const checkpoint = openCheckpoint(anchors.checkpoint, logVerifierKey);
     const matches =
       checkpoint.size === anchors.treeSize &&
       Buffer.from(checkpoint.rootHash).toString('base64') === anchors.rootHash;

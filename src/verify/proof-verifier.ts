@@ -4,7 +4,7 @@ import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
 import { verifyReceipt } from '../core/receipt.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
-import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
+import { openCheckpoint, type LogCheckpoint } from './log-checkpoints.ts';
 import {
   checkTimestampToken,
   checkTsaChain,
@@ -259,7 +259,7 @@ function inclusionCheck(
   const checkpoint =
     note === null
       ? undefined
-      : memo(`n\0${logVerifierKey}\0${note}`, () => openCheckpoint(note, logVerifierKey));
+      : memo(`n\0${logVerifierKey}\0${note}`, () => openCheckpointIfSigned(note, logVerifierKey));
   if (checkpoint === undefined)
     return { leafIndex, treeSize: null, ...invalid('The checkpoint does not verify with the log key') };
   const treeSize = checkpoint.size;
@@ -288,10 +288,9 @@ function digestOf(inputs: readonly Uint8Array[]): string {
   return hash.digest('base64');
 }
 
-function openCheckpoint(note: string, vkey: string): { size: number; rootHash: Uint8Array } | undefined {
+function openCheckpointIfSigned(note: string, vkey: string): LogCheckpoint | undefined {
   try {
-    const { size, rootHash } = parseCheckpoint(openNote(note, parseVerifierKey(vkey)));
-    return { size, rootHash };
+    return openCheckpoint(note, vkey);
   } catch {
     return undefined;
   }
