@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
+import { SINGLE_LINE_PATTERN as SINGLE_LINE } from '../http/validation.ts';
 
-const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$';
 const ShortText = (description: string) =>
   Type.String({ minLength: 1, maxLength: 120, pattern: SINGLE_LINE, description });
 const DateTime = Type.String({ format: 'date-time' });

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { signingMessage } from '../core/proof-signature.ts';
 import { signReceipt } from '../core/receipt.ts';
@@ -169,5 +169,60 @@ describe('the command explains what is wrong', () => {
     const device = await cli(['stamp', '/dev/null']);
     assert.equal(device.code, 2);
     assert.match(device.stderr, /\/dev\/null is not a regular file/);
+  });
+
+  test('a label of two lines is refused as one line only, before anything is hashed or sent', async () => {
+    const file = path.join(work, 'labelled.txt');
+    writeFileSync(file, 'labelled content');
+    const twoLines = await cli(['stamp', file, '--label', 'first line\nsecond line']);
+    assert.equal(twoLines.code, 2);
+    assert.match(twoLines.stderr, /--label must be one line only/);
+    assert.doesNotMatch(twoLines.stderr, /pattern|\\u00/);
+    assert.equal(existsSync(`${file}.proof.json`), false, 'no proof file was written');
+    const long = await cli(['stamp', file, '--label', 'x'.repeat(121)]);
+    assert.equal(long.code, 2);
+    assert.match(long.stderr, /--label is 121 characters long; at most 120/);
+
+    // The service says the same to any other client, with no regular expression in the answer.
+    const res = await fetch(`${server.baseUrl}/api/proof/notarize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        contentHash: `sha256:${'a'.repeat(64)}`,
+        label: 'first line\nsecond line',
+        idempotencyKey: 'two-line-label',
+      }),
+    });
+    assert.equal(res.status, 400);
+    const { error } = (await res.json()) as { error: { message: string } };
+    assert.equal(
+      error.message,
+      'Invalid request: /label must be one line only (no line breaks, tabs or other control characters)',
+    );
+  });
+
+  test('standard input: stamp - prints its proof file, verify - checks content against a named proof file', async () => {
+    const content = 'piped content\n';
+    const stamped = await cli(['stamp', '-', '--label', 'piped'], { stdin: content });
+    assert.equal(stamped.code, 0, stamped.stderr);
+    const document = JSON.parse(stamped.stdout);
+    assert.equal(document.proof.label, 'piped');
+    assert.ok(document.evidence.timestampToken, 'the whole proof file, with its evidence');
+    assert.match(stamped.stderr, /^stamped standard input {2}http\S+\/proof\/proof_\w+\n$/);
+    const proofFile = path.join(work, 'piped.proof.json');
+    writeFileSync(proofFile, stamped.stdout);
+
+    const checked = await cli(['verify', '-', proofFile], { stdin: content });
+    assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+    assert.match(checked.stdout, /^ok {3}contentHash: /m);
+    const changed = await cli(['verify', '-', proofFile], { stdin: 'other content\n' });
+    assert.equal(changed.code, 1);
+    assert.match(changed.stdout, /^FAIL contentHash: /m);
+    const unnamed = await cli(['verify', '-'], { stdin: content });
+    assert.equal(unnamed.code, 2);
+    assert.match(unnamed.stderr, /verify - reads the content from standard input: name its proof file/);
+    const mixed = await cli(['stamp', '-', proofFile], { stdin: content });
+    assert.equal(mixed.code, 2);
+    assert.match(mixed.stderr, /stamp - takes no other inputs/);
   });
 });

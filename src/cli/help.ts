@@ -28,12 +28,13 @@ HASHPROOF_STATE_DIR, default $XDG_STATE_HOME/hashproof or ~/.local/state/hashpro
 
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
 label, so running the command again never creates (or pays for) a second proof. A directory is stamped
-file by file (recursively, skipping *.proof.json); - reads standard input. Writes <file>.proof.json
-beside each file, or --out for a single input. The API key comes from --api-key or HASHPROOF_API_KEY.
+file by file (recursively, skipping *.proof.json); - reads standard input, stamped alone, and prints
+its proof file on standard output unless --out names one. Writes <file>.proof.json beside each file,
+or --out for a single input. --label is one line of 1 to 120 characters. The API key comes from --api-key or HASHPROOF_API_KEY.
 On a terminal, many files (or one over 64 MiB) show their progress on standard error.`,
-  verify: `Usage: hashproof verify <file> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--json]
+  verify: `Usage: hashproof verify <file | - proof.json> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--json]
 
-Checks, offline: the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
+Checks, offline (- reads the content from standard input, its proof file named): the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
 receipt verifies, the RFC 3161 token names this hash and time, and the log's inclusion proof leads to
 a signed checkpoint. --keys names a copy of the service's /.well-known/hashproof-keys.json kept apart
 from the proof: the receipt, TSA and log keys must then be those. --online also asks the service to

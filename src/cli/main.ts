@@ -127,6 +127,11 @@ async function stamp(client: HashproofClient, paths: string[], values: Values): 
   const files: string[] = [];
   for (const named of paths) files.push(...(named === '-' ? ['-'] : await listFiles(named)));
   if (values.out && files.length !== 1) throw new UsageError('--out works with a single input');
+  if (files.includes('-') && files.length > 1)
+    throw new UsageError(
+      'stamp - takes no other inputs (its proof file goes to standard output, or to --out)',
+    );
+  if (values.label !== undefined) checkLabel(values.label);
   const results = await stampFiles(client, files, {
     label: values.label,
     metadata,
@@ -205,6 +210,16 @@ let cachedKeys: PublicKeyEntry[] | undefined;
 async function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
   cachedKeys ??= (await client.keys()).keys;
   return cachedKeys;
+}
+
+/** The service's rule for a label (1 to 120 characters, one line), told before any file is hashed. */
+function checkLabel(label: string): void {
+  if (label === '') throw new UsageError('--label must not be empty');
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(label))
+    throw new UsageError('--label must be one line only (no line breaks, tabs or other control characters)');
+  const length = [...label].length;
+  if (length > 120) throw new UsageError(`--label is ${length} characters long; at most 120`);
 }
 
 function parseMetadata(pairs: string[]): Record<string, string> | undefined {

@@ -26,6 +26,8 @@ interface StampOptions {
 interface StampResult {
   file: string;
   proofFile: string | null;
+  /** The proof file itself, when it was written nowhere (standard input without --out, with --json). */
+  document?: unknown;
   idempotentReplay: boolean;
   proof: Proof;
   url: string;
@@ -81,20 +83,24 @@ export async function stampFiles(
         evidence,
       };
       const outFile = options.out ?? (file === '-' ? undefined : `${file}.proof.json`);
-      if (outFile) await writeFile(outFile, JSON.stringify(document, null, 2) + '\n');
+      const text = JSON.stringify(document, null, 2) + '\n';
+      if (outFile) await writeFile(outFile, text);
       results.push({
         file,
         proofFile: outFile ?? null,
+        ...(outFile === undefined && options.json ? { document } : {}),
         idempotentReplay: result.idempotentReplay,
         proof: result.proof,
         url: pageUrl,
       });
-      progress.done(
-        input,
-        options.json
-          ? undefined
-          : `${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file}  ${pageUrl}`,
-      );
+      const line = `${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file === '-' ? 'standard input' : file}  ${pageUrl}`;
+      if (outFile === undefined && !options.json) {
+        // Standard input has no file to write beside: its proof file is the output, the result line
+        // goes to standard error (`hashproof stamp - < build.log > build.log.proof.json`).
+        process.stdout.write(text);
+        process.stderr.write(`${line}\n`);
+        progress.done(input, undefined);
+      } else progress.done(input, options.json ? undefined : line);
     }
   } finally {
     progress.end();

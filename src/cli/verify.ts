@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { signingMessage } from '../core/proof-signature.ts';
 import {
   HashproofError,
+  hashStream,
   pinKeys,
   verifyOffline,
   type Evidence,
@@ -27,8 +28,14 @@ export async function verify(
   values: { online?: boolean; keys?: string; json?: boolean; 'tsa-roots'?: string },
   keysOf: () => Promise<ManifestKey[]>,
 ): Promise<number> {
-  if (file === undefined) throw new UsageError('verify needs a file');
-  if (
+  if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
+  if (file === '-') {
+    // Standard input has no name to find its proof file by: it must be named.
+    if (proofFile === undefined)
+      throw new UsageError(
+        'verify - reads the content from standard input: name its proof file (hashproof verify - <proof.json>)',
+      );
+  } else if (
     !(await stat(file).then(
       (info) => info.isFile(),
       () => false,
@@ -60,7 +67,8 @@ export async function verify(
       'Taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
   };
   if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
-  const checks = await verifyOffline(proof, { path: file }, manifest ?? document.keys ?? [], evidence);
+  const content = file === '-' ? { hash: await hashStream(process.stdin) } : { path: file };
+  const checks = await verifyOffline(proof, content, manifest ?? document.keys ?? [], evidence);
   checks.push(keysCheck);
   checks.push(
     ...(await anchorChecks(client, document, proof, {

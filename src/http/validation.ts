@@ -21,6 +21,16 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
+/** A single-line string: no C0 control characters or DEL (they cannot be shown and PostgreSQL refuses NUL). */
+export const SINGLE_LINE_PATTERN = '^[^\\u0000-\\u001F\\u007F]*$';
+export const CONTENT_HASH_PATTERN = '^sha256:[a-fA-F0-9]{64}$';
+
+/** Said instead of Ajv's "must match pattern …", which shows the caller a regular expression. */
+const PATTERN_MESSAGES: Record<string, string> = {
+  [SINGLE_LINE_PATTERN]: 'must be one line only (no line breaks, tabs or other control characters)',
+  [CONTENT_HASH_PATTERN]: 'must be sha256: followed by 64 hexadecimal digits',
+};
+
 interface FieldError {
   location: string;
   path: string;
@@ -44,6 +54,8 @@ export function describeValidationErrors(
     let message = error.message ?? 'is invalid';
     if (error.keyword === 'additionalProperties') message = 'is not an allowed property';
     if (error.keyword === 'required') message = 'is required';
+    if (error.keyword === 'pattern' && typeof params.pattern === 'string')
+      message = PATTERN_MESSAGES[params.pattern] ?? message;
     return { location, path: pointer || '/', message, keyword: error.keyword ?? 'invalid' };
   });
 }

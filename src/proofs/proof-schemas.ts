@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox';
+import { CONTENT_HASH_PATTERN, SINGLE_LINE_PATTERN as SINGLE_LINE } from '../http/validation.ts';
 
-/** A single-line string: no C0 control characters or DEL (they cannot be shown and PostgreSQL refuses NUL). */
-const SINGLE_LINE = '^[^\\u0000-\\u001F\\u007F]*$';
-
-export const CONTENT_HASH_PATTERN = '^sha256:[a-fA-F0-9]{64}$';
+/** The pages quote the pattern of a content hash. */
+export { CONTENT_HASH_PATTERN };
 
 export const NotarizeBody = Type.Object(
   {
