@@ -25,7 +25,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { base } from 'viem/chains';
 
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const;
-export const NETWORK = 'eip155:8453';
+export const NETWORK = 'eip155:8453' as const;
 /** Hardhat's first well-known development account: owns the token and pays the facilitator's gas. */
 const OPERATOR_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
 
@@ -174,8 +174,11 @@ export interface Facilitator {
   close(): Promise<void>;
 }
 
-/** The official facilitator, on loopback HTTP: `POST /verify`, `POST /settle`, `GET /supported`. */
-export async function startFacilitator(chain: Chain): Promise<Facilitator> {
+/** The official facilitator, on loopback HTTP: `POST /verify`, `POST /settle`, `GET /supported`; `exact` on `network`. */
+export async function startFacilitator(
+  chain: Chain,
+  network: `eip155:${number}` = NETWORK,
+): Promise<Facilitator> {
   const operator = privateKeyToAccount(OPERATOR_KEY);
   const signerClient = createWalletClient({
     account: operator,
@@ -189,7 +192,7 @@ export async function startFacilitator(chain: Chain): Promise<Facilitator> {
     >[0],
     { confirmationTimeoutMs: 20_000 },
   );
-  const facilitator = new x402Facilitator().register(NETWORK, new ExactEvmScheme(signer));
+  const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(signer));
   let settleWaiters: (() => void)[] = [];
   let verifyWaiters: (() => void)[] = [];
   let settleHold: Promise<void> | undefined;
