@@ -7,15 +7,36 @@ import { runSessions, serviceEnvOf } from './doc-sessions.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
-/** The documents whose shell sessions run as pasted, with how many samples each must compare at least. */
+/**
+ * The documents whose shell sessions run as pasted: how many session blocks, how many samples each
+ * must compare at least, and what the offline checks must print (none may print FAILED).
+ */
 const DOCUMENTS = [
-  { file: 'README.md', sessions: 7, samples: 4 },
-  { file: 'docs/api.md', sessions: 4, samples: 3 },
+  {
+    file: 'README.md',
+    sessions: 9,
+    samples: 4,
+    printed: ['Hash: OK', 'Signature Verified Successfully', 'Verification: OK'],
+  },
+  { file: 'docs/api.md', sessions: 4, samples: 3, printed: [] },
+  {
+    file: 'docs/verification.md',
+    sessions: 10,
+    samples: 0,
+    printed: [
+      'ok   inclusion: Leaf',
+      'Hash: OK',
+      'Signature Verified Successfully',
+      'Verification: OK',
+      'Inclusion: OK',
+      'true\ntrue\ntrue',
+    ],
+  },
 ];
 
 describe('the documentation runs as pasted', () => {
-  for (const { file, sessions, samples } of DOCUMENTS) {
-    test(`${file}: every session block succeeds and every answer has the shape of its sample`, async (t) => {
+  for (const { file, sessions, samples, printed } of DOCUMENTS) {
+    test(`${file}: every session block succeeds, every answer has the shape of its sample, every check passes`, async (t) => {
       const markdown = readFileSync(path.join(root, file), 'utf8');
       const server = await startServer({ env: serviceEnvOf(markdown) });
       t.after(async () => {
@@ -28,6 +49,9 @@ describe('the documentation runs as pasted', () => {
       assert.ok(report.steps.every((step) => step.ok));
       const answered = markdown.match(/^```json answer$/gm)?.length ?? 0;
       assert.ok(answered >= samples, `${file} shows ${answered} samples`);
+      const output = report.steps.map((step) => step.output).join('\n');
+      for (const line of printed) assert.ok(output.includes(line), `${file} prints ${line}`);
+      assert.doesNotMatch(output, /FAILED|Failure/);
     });
   }
 });

@@ -7,7 +7,8 @@
  * In a Markdown file:
  * - a block fenced as `sh session` is run; all of a file's session blocks run in order in one bash
  *   (`set -euo pipefail`), so a variable set by one block (`ID=$(… | jq -r .proof.id)`) is there for
- *   the next; `127.0.0.1:8080` and `localhost:8080` are rewritten to the fresh service's address;
+ *   the next; `127.0.0.1:8080` and `localhost:8080` are rewritten to the fresh service's address, which
+ *   is also HASHPROOF_URL, and `npx hashproof` runs this checkout's command from its sources;
  * - a block fenced as `json answer` right after a session block is the sample of that block's standard
  *   output, which must be one JSON document of the same shape: the same keys (a key `…` allows others),
  *   the same types, array items like the sample's first; a string with `…` in it stands for any string;
@@ -82,15 +83,19 @@ export async function runSessions(markdown: string, baseUrl: string): Promise<Se
     else throw new Error(`a json answer block without a session block before it: ${block.text.slice(0, 60)}`);
   }
   const address = new URL(baseUrl).host;
+  const command = `'${process.execPath}' '${path.join(import.meta.dirname, '..', 'src/cli/main.ts')}'`;
   const script = [
     'set -euo pipefail',
     ...steps.flatMap((step, i) => [
       `printf '\\n${MARK}${i}${MARK}\\n'`,
-      step.code.replaceAll('127.0.0.1:8080', address).replaceAll('localhost:8080', address),
+      step.code
+        .replaceAll('127.0.0.1:8080', address)
+        .replaceAll('localhost:8080', address)
+        .replaceAll('npx hashproof', command),
     ]),
     `printf '\\n${MARK}end${MARK}\\n'`,
   ].join('\n');
-  const stdout = await bash(script);
+  const stdout = await bash(script, { HASHPROOF_URL: baseUrl });
   const parts = stdout.split(new RegExp(`\\n${MARK}(\\d+|end)${MARK}\\n`));
   const outputs = new Map<string, string>();
   // Answers name the service as the Markdown does (`127.0.0.1:8080`), so --write keeps that address.
@@ -130,10 +135,16 @@ export async function runSessions(markdown: string, baseUrl: string): Promise<Se
   };
 }
 
-function bash(script: string): Promise<string> {
+function bash(script: string, env: Record<string, string>): Promise<string> {
   const cwd = mkdtempSync(path.join(os.tmpdir(), 'hashproof-session-'));
+  // The command line remembers checkpoints in its state folder: one of the session's own.
+  const state = { HASHPROOF_STATE_DIR: path.join(cwd, '.state') };
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { ...process.env, ...env, ...state },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.once('error', reject);
