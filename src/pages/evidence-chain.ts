@@ -43,7 +43,7 @@ function treeStep(proof: Proof, evidence: ProofEvidence): Step {
   return {
     title: 'Tree',
     value: `leaf ${inclusion.leafIndex} of ${inclusion.treeSize}`,
-    note: `root ${shortHex(hexOfBase64(inclusion.rootHash))}, ${inclusion.hashes.length} hashes up to it (RFC 6962)`,
+    note: `root ${shortHex(hexOfBase64(inclusion.rootHash))}, reached from the leaf by ${inclusion.hashes.length} ${inclusion.hashes.length === 1 ? 'hash' : 'hashes'} (RFC 6962)`,
     state: 'done',
   };
 }
@@ -56,8 +56,9 @@ function checkpointStep(proof: Proof, evidence: ProofEvidence): Step {
   const signer = /^\u2014 (\S+) /m.exec(checkpoint)?.[1] ?? proof.log.origin;
   return {
     title: 'Checkpoint',
-    value: `${proof.log.origin}, size ${evidence.inclusion?.treeSize ?? 0}`,
-    note: html`signed by the log key <code>${signer}</code> (C2SP signed note)`,
+    value: proof.log.origin,
+    note: html`of size ${String(evidence.inclusion?.treeSize ?? 0)}, signed by the log
+    key${signer === proof.log.origin ? '' : html` <code>${signer}</code>`} (C2SP signed note)`,
     state: 'done',
   };
 }

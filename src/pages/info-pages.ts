@@ -98,7 +98,7 @@ export function renderAgents(facts: Facts): string {
         <code>openssl ts -verify</code>) and the proof's place in the transparency log. Only the HMAC
         signature needs the service (<code>--online</code>).
       </p>
-      <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} > hashproof-keys.json
+      <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} &gt; hashproof-keys.json
 npx hashproof stamp FILE --url ${facts.url('')}   # writes FILE.proof.json with its evidence
 npx hashproof verify FILE --keys hashproof-keys.json</code></pre>
       <p>
