@@ -5,6 +5,7 @@ import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { ProofHeadline } from '../stats/stats-service.ts';
 import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
+import { KEYS_MANIFEST_PATH } from './evidence.ts';
 import { escapeHtml } from './html.ts';
 import { priceSentence, securityContact, SITE_PAGES } from './offering.ts';
 
@@ -59,7 +60,16 @@ function renderLlmsTxt(facts: Facts): string {
       facts.url('/api/proofs/search'),
       'add `?contentHash=sha256:<hex>` to find the proofs of a hash',
     ),
-    item('Trust summary', links.trust ?? '', 'what a proof proves and does not, and how it is signed'),
+    item(
+      'Trust summary',
+      links.trust ?? '',
+      'what each piece of evidence in a proof proves and does not, and how to check it without the service',
+    ),
+    item(
+      'Keys manifest',
+      facts.url(KEYS_MANIFEST_PATH),
+      'every public key (receipt, log, TSA): keep a copy to check proofs offline',
+    ),
     '',
     '## Pages',
     '',

@@ -63,11 +63,13 @@ describe('the evidence a proof carries, on the pages and in /api/trust', () => {
     assert.equal(page.match(/not on this instance/g)?.length, 2, 'the two outside anchors');
   });
 
-  test('/agents links the keys manifest and says how to check a proof offline; / points to /trust', async () => {
+  test('/agents and /llms.txt link the keys manifest, /agents says how to check a proof offline; / points to /trust', async () => {
     const agents = await getPage(server, '/agents');
     assert.ok(agents.includes(`<a href="${KEYS}">${BASE}${KEYS}</a>`));
     assert.ok(agents.includes(`curl -s ${BASE}${KEYS} &gt; hashproof-keys.json`));
     assert.ok(agents.includes('npx hashproof verify FILE --keys hashproof-keys.json'));
+    const llms = await api(server.baseUrl, '/llms.txt');
+    assert.ok(llms.text.includes(`- [Keys manifest](${BASE}${KEYS}): `));
     const home = await getPage(server, '/');
     assert.match(home, /<h2 id="evidence-title">Evidence you can check without us<\/h2>/);
     assert.match(home, /<a href="\/trust">What each piece proves, and how to check it<\/a>/);

@@ -12,7 +12,7 @@ const DOCUMENT_NOTES: Record<string, string> = {
   quickstart: 'five steps from hashing to citing, with commands',
   actions: 'tool definitions: input JSON Schema, URI template, example',
   capabilities: 'algorithms, limits, payment terms, credential schemes, operations',
-  trust: 'what a proof proves, how it is signed, what is stored',
+  trust: 'what each piece of evidence proves, how to check it without us, what is stored',
   status: 'launch stage, uptime, components',
   dashboard: 'live figures',
   marketplace: 'the offerings and their terms',
