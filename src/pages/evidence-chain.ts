@@ -43,7 +43,10 @@ function treeStep(proof: Proof, evidence: ProofEvidence): Step {
   return {
     title: 'Tree',
     value: `leaf ${inclusion.leafIndex} of ${inclusion.treeSize}`,
-    note: `root ${shortHex(hexOfBase64(inclusion.rootHash))}, reached from the leaf by ${inclusion.hashes.length} ${inclusion.hashes.length === 1 ? 'hash' : 'hashes'} (RFC 6962)`,
+    note:
+      inclusion.hashes.length === 0
+        ? 'the only leaf: the root is the leaf itself (RFC 6962)'
+        : `root ${shortHex(hexOfBase64(inclusion.rootHash))}, reached from the leaf by ${inclusion.hashes.length} ${inclusion.hashes.length === 1 ? 'hash' : 'hashes'} (RFC 6962)`,
     state: 'done',
   };
 }

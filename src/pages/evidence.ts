@@ -46,7 +46,8 @@ export function evidenceKinds(config: Config, url: (path: string) => string): Ev
       issued: true,
       proves: 'this service stands by the proof now: its secret key signed the id, time, hashes and label',
       doesNotProve: 'anything to someone without the secret key: only this service can check it',
-      checkWithoutUs: 'It cannot be: ask the service, or check the other evidence below instead.',
+      checkWithoutUs:
+        'It cannot be: only the service holds the key. Ask it (the verification report), or rely on the other evidence.',
       command: 'npx hashproof verify FILE --online',
       links: { verify: url('/api/verify/proofs/{id}') },
     },
