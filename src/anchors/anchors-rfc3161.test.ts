@@ -102,6 +102,15 @@ describe('anchors by an outside time-stamping authority', () => {
     const page = (await api(server.baseUrl, `/proof/${id}`)).text;
     assert.match(page, new RegExp(`RFC 3161 time-stamp by <code>${new URL(tsa.url).host}</code>`));
     assert.ok(page.includes(`datetime="${body.rfc3161[0].genTime}"`));
+    // Its chain of evidence ends with that outside time-stamp, in place.
+    const chain = page.replace(/\s+/g, ' ');
+    assert.match(
+      chain,
+      new RegExp(
+        `<li class="chain-step chain-done"> <span class="chain-title">Outside time-stamps</span> <code class="chain-value">RFC 3161 by ${new URL(tsa.url).host} at `,
+      ),
+    );
+    assert.match(chain, /5 of 5 steps in place/);
     // The authority saw the checkpoint's hash, never anything of the proof itself.
     const imprint = createHash('sha256').update(checkpoint).digest('hex');
     assert.ok(tsa.imprints.items.includes(imprint));

@@ -1,74 +1,36 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { launchBrowser, openTab as openBrowserTab, type Browser } from '../../test/browser.ts';
 import { startServer, type TestServer } from '../../test/helper.ts';
 import { createProof, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
-/**
- * The pages in a real browser: Debian's Chromium driven by playwright-core (headless, no sandbox, no
- * background networking). CI installs it (`apt-get install chromium`); CHROMIUM_PATH overrides the path.
- */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The pages in a real browser (test/browser.ts). */
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../artifacts');
 const TIMEOUT = { timeout: 60_000 };
 
 let server: TestServer;
-let browser: BrowserContext;
-let userDataDir: string;
+let browser: Browser;
 let workDir: string;
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   server = await startServer();
-  userDataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-chromium-'));
   workDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-files-'));
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
   await server?.close();
   server?.cleanup();
-  for (const dir of [userDataDir, workDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-interface Watched {
-  page: Page;
-  errors: string[];
-  dialogs: string[];
-}
-
-/** A new tab that records console errors, uncaught exceptions (CSP violations among them) and dialogs. */
-async function openTab(): Promise<Watched> {
-  const page = await browser.newPage();
-  const watched: Watched = { page, errors: [], dialogs: [] };
-  page.on('console', (message) => {
-    if (message.type() === 'error') watched.errors.push(message.text());
-  });
-  page.on('pageerror', (error) => watched.errors.push(error.message));
-  page.on('dialog', (dialog) => {
-    watched.dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  return watched;
-}
+const openTab = () => openBrowserTab(browser);
 
 function writeFile(name: string, content: string | Buffer): { file: string; hash: string } {
   const file = path.join(workDir, name);

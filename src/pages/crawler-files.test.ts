@@ -8,7 +8,13 @@ const clock = { nowMs: Date.UTC(2026, 10, 22, 12), now: () => clock.nowMs };
 
 describe('crawler and agent files', () => {
   let server: TestServer;
-  before(async () => (server = await startServer({ clock, env: { PUBLIC_BASE_URL: BASE } })));
+  before(
+    async () =>
+      (server = await startServer({
+        clock,
+        env: { PUBLIC_BASE_URL: BASE, SECURITY_CONTACT: 'security@proofs.example.com' },
+      })),
+  );
   after(async () => {
     await server.close();
     server.cleanup();
@@ -135,6 +141,10 @@ describe('security.txt with a configured contact', () => {
         assert.match(res.text, new RegExp(`^Contact: ${expected}$`, 'm'));
         const trust = await api(server.baseUrl, '/api/trust');
         assert.equal(trust.body.security.contact, expected);
+        assert.equal(trust.body.security.securityTxt, `${server.baseUrl}/.well-known/security.txt`);
+        const page = (await api(server.baseUrl, '/trust')).text;
+        assert.ok(page.includes(`href="${expected}"`), 'the trust page links the contact');
+        assert.ok(page.includes('<a href="/.well-known/security.txt">Security</a>'), 'the footer links it');
       } finally {
         await server.close();
         server.cleanup();

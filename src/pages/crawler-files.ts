@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ADMIN_PREFIXES } from '../http/admin-paths.ts';
+import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { ProofHeadline } from '../stats/stats-service.ts';
 import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
+import { KEYS_MANIFEST_PATH } from './evidence.ts';
 import { escapeHtml } from './html.ts';
-import { priceSentence, SITE_PAGES } from './offering.ts';
-import { securityContact } from './service-documents.ts';
+import { priceSentence, securityContact, SITE_PAGES } from './offering.ts';
 
 /** How many proof pages the sitemap lists, newest first (one file holds at most 50,000 URLs). */
 const SITEMAP_PROOF_COUNT = 1000;
@@ -59,7 +60,16 @@ function renderLlmsTxt(facts: Facts): string {
       facts.url('/api/proofs/search'),
       'add `?contentHash=sha256:<hex>` to find the proofs of a hash',
     ),
-    item('Trust summary', links.trust ?? '', 'what a proof proves and does not, and how it is signed'),
+    item(
+      'Trust summary',
+      links.trust ?? '',
+      'what each piece of evidence in a proof proves and does not, and how to check it without the service',
+    ),
+    item(
+      'Keys manifest',
+      facts.url(KEYS_MANIFEST_PATH),
+      'every public key (receipt, log, TSA): keep a copy to check proofs offline',
+    ),
     '',
     '## Pages',
     '',
@@ -103,10 +113,10 @@ function renderSitemap(facts: Facts, proofs: ProofHeadline[]): string {
 }
 
 /** RFC 9116, with Expires computed when served so the file never goes stale. */
-function renderSecurityTxt(facts: Facts): string {
+function renderSecurityTxt(facts: Facts, contact: string): string {
   const expires = new Date(facts.ctx.clock.now() + SECURITY_TXT_LIFETIME_DAYS * 86_400_000);
   return [
-    `Contact: ${securityContact(facts.ctx.config)}`,
+    `Contact: ${contact}`,
     `Expires: ${expires.toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
     'Preferred-Languages: en',
     `Canonical: ${facts.url('/.well-known/security.txt')}`,
@@ -146,7 +156,34 @@ export async function crawlerFileRoutes(app: FastifyInstance, ctx: AppContext): 
         .type('application/xml; charset=utf-8')
         .send(renderSitemap(facts(), await ctx.stats.newest(SITEMAP_PROOF_COUNT))),
   );
-  app.get('/.well-known/security.txt', file('Security contact (RFC 9116)', 'text/plain'), (_r, reply) =>
-    reply.type(text).header('Cache-Control', 'public, max-age=86400').send(renderSecurityTxt(facts())),
+  // RFC 9116 requires a Contact: without SECURITY_CONTACT there is none to give, so no file (a 404).
+  app.get(
+    '/.well-known/security.txt',
+    {
+      schema: {
+        summary: 'Security contact (RFC 9116)',
+        description: 'A 404 when the operator configured no security contact (`SECURITY_CONTACT`).',
+        tags: ['service'],
+        response: {
+          200: {
+            description: 'The security.txt file',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(404, 429),
+        },
+      },
+    },
+    (_r, reply) => {
+      const contact = securityContact(ctx.config);
+      if (contact === null) {
+        throw new AppError('not_found', 'No security contact is configured on this instance.', {
+          setting: 'SECURITY_CONTACT',
+        });
+      }
+      return reply
+        .type(text)
+        .header('Cache-Control', 'public, max-age=86400')
+        .send(renderSecurityTxt(facts(), contact));
+    },
   );
 }

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { Evidence } from './evidence.ts';
 
 /** Response schemas of the public JSON documents (docs/pages.md), so /openapi.json describes each exactly. */
 
@@ -139,6 +140,10 @@ export const TrustSummary = Type.Object({
   baseUrl: Url,
   proves: Type.Array(Type.String()),
   doesNotProve: Type.Array(Type.String()),
+  evidence: Type.Array(Evidence, {
+    description:
+      'Every kind of evidence a proof carries: what it proves, what not, how to check it without us.',
+  }),
   signing: Type.Object({
     algorithm: Type.String(),
     canonicalization: Type.String(),
@@ -158,7 +163,12 @@ export const TrustSummary = Type.Object({
   storage: Type.Object({ engine: Type.String(), durability: Type.String(), retention: Type.String() }),
   proofs: Type.Object({ total: Type.Integer(), latestAt: Nullable(Type.String({ format: 'date-time' })) }),
   payment: PaymentTerms,
-  security: Type.Object({ contact: Type.String(), securityTxt: Url, policy: Url }),
+  security: Type.Object({
+    contact: Nullable(Type.String({ description: 'SECURITY_CONTACT as an RFC 9116 URI; null when unset.' })),
+    note: Type.String(),
+    securityTxt: Nullable(Type.String({ format: 'uri', description: 'Null when no contact is configured.' })),
+    policy: Url,
+  }),
 });
 export type TrustSummary = Static<typeof TrustSummary>;
 

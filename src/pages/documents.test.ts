@@ -111,7 +111,7 @@ describe('JSON documents in demo mode', () => {
     await createProof(server);
     const trust = (await api(server.baseUrl, '/api/trust')).body;
     assert.equal(trust.proofs.total, before.body.proofs.total + 1);
-    assert.equal(trust.security.contact, 'mailto:security@proofs.example.com');
+    assert.equal(trust.security.contact, null, 'no SECURITY_CONTACT: no contact made up');
     assert.deepEqual(
       trust.signing.keys.map((k: any) => k.keyId),
       [server.ctx.keyring.active.keyId],

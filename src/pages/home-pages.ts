@@ -32,6 +32,8 @@ function shortHash(hash: string): string {
 /** `/`: what the service does in one screen, live figures, and links to everything. */
 export function renderHome(facts: Facts, summary: DashboardSummary, latest: ProofHeadline[]): string {
   const { terms } = facts;
+  const { tsaUrls, otsCalendars } = facts.ctx.config.anchors;
+  const anchored = tsaUrls.length + otsCalendars.length > 0;
   const body = html` <section class="hero">
       <h1>Prove a file existed, without sharing it</h1>
       <p class="lead">${SERVICE_SUMMARY}</p>
@@ -74,6 +76,15 @@ export function renderHome(facts: Facts, summary: DashboardSummary, latest: Proo
           <p>Each proof has a public page, an embeddable badge and a verification API that anyone can use.</p>
         </li>
       </ol>
+    </section>
+    <section aria-labelledby="evidence-title">
+      <h2 id="evidence-title">Evidence you can check without us</h2>
+      <p>
+        Each proof carries more than our word. An Ed25519 receipt anyone checks with our public keys, an RFC
+        3161 time-stamp token OpenSSL checks, and a place in an append-only Merkle log whose signed
+        checkpoints ${anchored ? 'are time-stamped by outside authorities' : 'anyone can follow'}. Only the
+        HMAC signature needs this service. <a href="/trust">What each piece proves, and how to check it</a>.
+      </p>
     </section>
     <section aria-labelledby="latest-title">
       <h2 id="latest-title">Latest proofs</h2>
@@ -163,6 +174,7 @@ export function renderDemo(facts: Facts): string {
         </div>
         ${action}
         <p id="demo-status" class="status" role="status" aria-live="polite"></p>
+        <p><a id="demo-proof" class="button button-quiet" href="/proofs" hidden>Open the proof</a></p>
       </form>
     </section>
     <section class="narrow">
@@ -170,6 +182,11 @@ export function renderDemo(facts: Facts): string {
       <p>
         The proof page shows the hash, your label and the time. Anyone who has the same file can hash it and
         find your proof; nobody can recover the file from its hash.
+      </p>
+      <p>
+        The same file with the same label makes one proof: stamping it again shows the proof already made. The
+        page derives the idempotency key the way <code>hashproof stamp</code> does: <code>stamp-</code> and
+        the first 40 hex digits of the SHA-256 of the content hash, a line feed and the label.
       </p>
     </section>`;
   return renderPage(config, {

@@ -1,5 +1,6 @@
 import { buildActionCatalog, buildQuickstart } from './agent-documents.ts';
 import type { Action } from './document-schemas.ts';
+import { KEYS_MANIFEST_PATH } from './evidence.ts';
 import { documentLinks, type Facts } from './facts.ts';
 import { formatCount, html, jsonBlock, prose, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
@@ -11,7 +12,7 @@ const DOCUMENT_NOTES: Record<string, string> = {
   quickstart: 'five steps from hashing to citing, with commands',
   actions: 'tool definitions: input JSON Schema, URI template, example',
   capabilities: 'algorithms, limits, payment terms, credential schemes, operations',
-  trust: 'what a proof proves, how it is signed, what is stored',
+  trust: 'what each piece of evidence proves, how to check it without us, what is stored',
   status: 'launch stage, uptime, components',
   dashboard: 'live figures',
   marketplace: 'the offerings and their terms',
@@ -87,6 +88,23 @@ export function renderAgents(facts: Facts): string {
             </li>`,
         )}
       </ol>
+    </section>
+    <section aria-labelledby="offline-title">
+      <h2 id="offline-title">Check a proof offline</h2>
+      <p>
+        Fetch the public keys once, over HTTPS, and keep the copy:
+        <a href="${KEYS_MANIFEST_PATH}">${facts.url(KEYS_MANIFEST_PATH)}</a>. With it, an agent checks a proof
+        without asking this service: the Ed25519 receipt, the RFC 3161 token (also with
+        <code>openssl ts -verify</code>) and the proof's place in the transparency log. Only the HMAC
+        signature needs the service (<code>--online</code>).
+      </p>
+      <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} &gt; hashproof-keys.json
+npx hashproof stamp FILE --url ${facts.url('')}   # writes FILE.proof.json with its evidence
+npx hashproof verify FILE --keys hashproof-keys.json</code></pre>
+      <p>
+        What each piece proves, and what not: <a href="/trust">/trust</a>, as JSON in <code>evidence</code> of
+        <a href="/api/trust">/api/trust</a>.
+      </p>
     </section>
     <section aria-labelledby="pay-title">
       <h2 id="pay-title">Payment</h2>

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
-import type { encodeInclusion } from '../log/log-service.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
-import { anchorsFact, type PageAnchor } from './anchor-facts.ts';
+import { anchorsFact } from './anchor-facts.ts';
+import { renderEvidenceChain, renderProofEvidence, type ProofEvidence } from './evidence-chain.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { absoluteUrl } from './offering.ts';
@@ -25,10 +25,7 @@ function paidBy(proof: Proof): SafeHtml {
   return html`Demo mode (no payment)`;
 }
 
-/** The proof's inclusion in the log, as the page shows it (hashes base64, checkpoint verbatim). */
-type PageInclusion = ReturnType<typeof encodeInclusion>;
-
-function inclusionDetails(inclusion: PageInclusion | undefined): SafeHtml | string {
+function inclusionDetails(inclusion: ProofEvidence['inclusion']): SafeHtml | string {
   if (inclusion === undefined) return '';
   return html`<details class="inclusion">
     <summary>Inclusion proof against the tree of ${inclusion.treeSize} entries</summary>
@@ -45,7 +42,7 @@ function inclusionDetails(inclusion: PageInclusion | undefined): SafeHtml | stri
   </details>`;
 }
 
-function logEntry(proof: Proof, inclusion: PageInclusion | undefined): SafeHtml {
+function logEntry(proof: Proof, inclusion: ProofEvidence['inclusion']): SafeHtml {
   if (proof.log === null) {
     return html`<span class="muted"
       >not integrated yet: the log takes new proofs within about a second</span
@@ -73,10 +70,10 @@ export function renderProofPage(
   config: Config,
   proof: Proof,
   checkedAt: string,
-  inclusion?: PageInclusion,
-  anchors: { anchor: PageAnchor | undefined; enabled: boolean } = { anchor: undefined, enabled: false },
+  evidence: ProofEvidence,
 ): string {
   const { id } = proof;
+  const { inclusion } = evidence;
   const snippets = badgeSnippets(config, id);
   const hex = proof.contentHash.slice('sha256:'.length);
   const verdict = proof.verified
@@ -147,7 +144,7 @@ export function renderProofPage(
       </div>
       <div>
         <dt>Anchors</dt>
-        <dd>${anchorsFact(id, anchors.anchor, anchors.enabled)}</dd>
+        <dd>${anchorsFact(id, evidence.anchor, evidence.anchorsEnabled)}</dd>
       </div>
       <div>
         <dt>Paid by</dt>
@@ -161,6 +158,11 @@ export function renderProofPage(
         >Other proofs of this hash</a
       >
     </p>
+
+    <section aria-labelledby="evidence-title">
+      <h2 id="evidence-title">Evidence</h2>
+      ${renderEvidenceChain(proof, evidence)} ${renderProofEvidence(proof, evidence)}
+    </section>
 
     <section class="panel" aria-labelledby="compare-title">
       <h2 id="compare-title">Check a file against this proof</h2>

@@ -41,7 +41,11 @@ export async function proofPageRoutes(app: FastifyInstance, ctx: AppContext): Pr
       ]);
       return sendHtml(
         reply,
-        renderProofPage(ctx.config, proof, checkedAt, inclusion, { anchor, enabled: ctx.anchors.enabled }),
+        renderProofPage(ctx.config, proof, checkedAt, {
+          inclusion,
+          anchor,
+          anchorsEnabled: ctx.anchors.enabled,
+        }),
       );
     },
   );

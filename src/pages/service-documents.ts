@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
-import type { Config } from '../config.ts';
 import { NotarizeBody, Proof, SearchQuery } from '../proofs/proof-schemas.ts';
 import type { Listing, Marketplace, Status, TrustSummary } from './document-schemas.ts';
+import { evidenceKinds } from './evidence.ts';
 import {
   documentLinks,
   NOTARIZE_PATH,
@@ -12,23 +12,13 @@ import {
   signedFields,
   type Facts,
 } from './facts.ts';
+import { securityContact } from './offering.ts';
 
 /** Builders of /api/trust, /api/status and /marketplace.json, shared with their HTML pages. */
 
-/** RFC 9116 Contact: SECURITY_CONTACT (a bare address becomes mailto:), else security@ the public host. */
-export function securityContact(config: Config): string {
-  const configured = config.securityContact?.split(/[\r\n]/)[0]?.trim();
-  if (configured) {
-    if (/^[a-z][a-z0-9+.-]*:/i.test(configured)) return configured;
-    if (configured.includes('@')) return `mailto:${configured}`;
-    return configured;
-  }
-  return `mailto:security@${new URL(config.publicBaseUrl).hostname}`;
-}
-
 export const PROVES = [
   'that this service received the content hash (and the hash of your metadata) no later than the proof timestamp',
-  'that the label, hashes and timestamp have not changed since: the signature covers them',
+  'that the label, hashes and timestamp have not changed since: the HMAC signature and the Ed25519 receipt cover them',
 ];
 
 export const DOES_NOT_PROVE = [
@@ -44,6 +34,7 @@ export function buildTrust(
 ): Static<typeof TrustSummary> {
   const { ctx } = facts;
   const active = ctx.keyring.active.keyId;
+  const contact = securityContact(ctx.config);
   return {
     ok: true,
     service: SERVICE_NAME,
@@ -51,6 +42,7 @@ export function buildTrust(
     baseUrl: facts.url(''),
     proves: PROVES,
     doesNotProve: DOES_NOT_PROVE,
+    evidence: evidenceKinds(ctx.config, (path) => facts.url(path)),
     signing: {
       algorithm: 'hmac-sha256',
       canonicalization: 'RFC 8785 (JCS)',
@@ -83,11 +75,20 @@ export function buildTrust(
     },
     proofs: totals,
     payment: facts.terms,
-    security: {
-      contact: securityContact(ctx.config),
-      securityTxt: facts.url('/.well-known/security.txt'),
-      policy: facts.url('/trust'),
-    },
+    security:
+      contact === null
+        ? {
+            contact: null,
+            note: 'No security contact is configured on this instance (SECURITY_CONTACT), so it serves no security.txt.',
+            securityTxt: null,
+            policy: facts.url('/trust'),
+          }
+        : {
+            contact,
+            note: 'Report a vulnerability to this contact.',
+            securityTxt: facts.url('/.well-known/security.txt'),
+            policy: facts.url('/trust'),
+          },
   };
 }
 

@@ -123,7 +123,7 @@ describe('public pages in demo mode', () => {
     }
     const trust = await getPage(server, '/trust');
     assert.ok(trust.includes(server.ctx.keyring.active.keyId));
-    assert.match(trust, /href="mailto:security@proofs\.example\.com"/);
+    assert.match(trust, /No security contact is configured on this instance/);
     const marketplace = await getPage(server, '/marketplace');
     assert.match(marketplace, /Timestamped hash proof/);
     assert.match(marketplace, /<strong>Free<\/strong>/);

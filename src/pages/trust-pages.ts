@@ -1,5 +1,6 @@
 import type { Static } from 'typebox';
 import type { Marketplace, TrustSummary } from './document-schemas.ts';
+import { KEYS_MANIFEST_PATH } from './evidence.ts';
 import type { Facts } from './facts.ts';
 import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
@@ -14,8 +15,77 @@ function contactLink(contact: string): SafeHtml {
   return html`<code>${contact}</code>`;
 }
 
+/** A link of an evidence kind: a link when it is a fixed address, the path as text when it is a template. */
+function evidenceLink(name: string, url: string): SafeHtml {
+  const path = decodeURI(new URL(url).pathname);
+  return path.includes('{id}')
+    ? html`<li>${name}: <code>${path}</code></li>`
+    : html`<li>${name}: <a href="${path}">${path}</a></li>`;
+}
+
+const LINK_NAMES: Record<string, string> = {
+  verify: 'verification report',
+  keys: 'keys manifest',
+  proof: 'proof JSON',
+  token: 'the token',
+  tsaCertificates: 'TSA certificates',
+  tlogProof: 'tlog-proof file',
+  inclusion: 'inclusion proof',
+  checkpoint: "the log's checkpoint",
+  anchors: "the proof's anchors",
+  logAnchors: "the log's anchors",
+  ots: 'OpenTimestamps file',
+};
+
+/** The evidence a proof carries, one card a kind: what it proves, what not, how to check it without us. */
+function evidenceSection(evidence: TrustSummary['evidence']): SafeHtml {
+  return html`<section aria-labelledby="evidence-title">
+    <h2 id="evidence-title">The evidence in a proof</h2>
+    <p>
+      Only the HMAC signature needs this service. Everything else can be checked without us:
+      <code>npx hashproof verify FILE --online</code> checks them all, OpenSSL checks the RFC 3161 tokens, and
+      the public keys are in <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a> (keep a copy you
+      fetched once: that copy is what you trust).
+    </p>
+    <ol class="evidence-kinds">
+      ${evidence.map(
+        (item) =>
+          html`<li id="evidence-${item.kind}">
+            <h3>
+              ${item.name} ${item.issued ? '' : html`<span class="tag tag-no">not on this instance</span>`}
+            </h3>
+            <dl class="facts">
+              <div>
+                <dt>Where</dt>
+                <dd><code>${item.field}</code></dd>
+              </div>
+              <div>
+                <dt>Proves</dt>
+                <dd>${item.proves}</dd>
+              </div>
+              <div>
+                <dt>Does not prove</dt>
+                <dd>${item.doesNotProve}</dd>
+              </div>
+              <div>
+                <dt>Check it without us</dt>
+                <dd>
+                  ${item.checkWithoutUs}
+                  ${item.command === null ? '' : html`<pre class="code"><code>${item.command}</code></pre>`}
+                  <ul class="evidence-links">
+                    ${Object.entries(item.links).map(([name, url]) => evidenceLink(LINK_NAMES[name] ?? name, url))}
+                  </ul>
+                </dd>
+              </div>
+            </dl>
+          </li>`,
+      )}
+    </ol>
+  </section>`;
+}
+
 /** `/trust`: the trust summary of /api/trust, for people. */
-export function renderTrust(facts: Facts, trust: Static<typeof TrustSummary>): string {
+export function renderTrust(facts: Facts, trust: TrustSummary): string {
   const { signing, dataHandling, storage, proofs, security } = trust;
   const body = html` <h1>Trust</h1>
     <p class="lead">
@@ -37,6 +107,7 @@ export function renderTrust(facts: Facts, trust: Static<typeof TrustSummary>): s
         </ul>
       </div>
     </section>
+    ${evidenceSection(trust.evidence)}
     <section aria-labelledby="signing-title">
       <h2 id="signing-title">Signing</h2>
       <dl class="facts">
@@ -113,15 +184,23 @@ export function renderTrust(facts: Facts, trust: Static<typeof TrustSummary>): s
     </section>
     <section aria-labelledby="security-title">
       <h2 id="security-title">Security</h2>
-      <p>
-        Report a vulnerability to ${contactLink(security.contact)}. Machine-readable:
-        <a href="/.well-known/security.txt">/.well-known/security.txt</a> (RFC 9116).
-      </p>
+      ${
+        security.contact === null
+          ? html`<p id="security-contact">
+              No security contact is configured on this instance: its operator has not set one
+              (<code>SECURITY_CONTACT</code>), so it serves no <code>security.txt</code>.
+            </p>`
+          : html`<p id="security-contact">
+              Report a vulnerability to ${contactLink(security.contact)}. Machine-readable:
+              <a href="/.well-known/security.txt">/.well-known/security.txt</a> (RFC 9116).
+            </p>`
+      }
     </section>`;
   return renderPage(facts.ctx.config, {
     path: '/trust',
     title: 'Trust',
-    description: 'What a hashproof proof proves and does not, how it is signed, and what the service stores.',
+    description:
+      'What each piece of evidence in a hashproof proof proves and does not, how to check it without the service, and what the service stores.',
     body,
   });
 }

@@ -52,8 +52,21 @@
       );
     }
     const digest = await window.crypto.subtle.digest('SHA-256', await file.arrayBuffer());
-    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-    return `sha256:${hex}`;
+    return `sha256:${hex(digest)}`;
+  }
+
+  function hex(buffer) {
+    return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
+  /**
+   * The idempotency key `hashproof stamp` uses for this hash and label: `stamp-` + the first 40 hex digits
+   * of SHA-256(UTF-8 of contentHash + "\n" + label). The same file and label give the same key, so the
+   * service returns the proof it already made (from this page or from the command), never a second one.
+   */
+  async function stampKey(contentHash, label) {
+    const bytes = new window.TextEncoder().encode(`${contentHash}\n${label}`);
+    return `stamp-${hex(await window.crypto.subtle.digest('SHA-256', bytes)).slice(0, 40)}`;
   }
 
   function setStatus(element, text, kind) {
@@ -92,16 +105,15 @@
     const status = byId('demo-status');
     const submit = byId('demo-submit');
     const existing = byId('demo-existing');
+    const proofLink = byId('demo-proof');
     let contentHash = null;
-    // One key per (hash, label): a retry after a network failure returns the same proof, never a second one.
-    let idempotencyKey = null;
 
     form.hidden = false;
-    labelInput.addEventListener('input', () => (idempotencyKey = null));
+    labelInput.addEventListener('input', () => (proofLink.hidden = true));
     fileInput.addEventListener('change', async () => {
       const file = fileInput.files && fileInput.files[0];
       contentHash = null;
-      idempotencyKey = null;
+      proofLink.hidden = true;
       if (submit) submit.disabled = true;
       hashOutput.textContent = '';
       existing.hidden = true;
@@ -134,16 +146,29 @@
         labelInput.focus();
         return;
       }
-      idempotencyKey = idempotencyKey || `demo-${window.crypto.randomUUID()}`;
       submit.disabled = true;
       setStatus(status, 'Creating the proof…');
       try {
+        // One key per (hash, label): a retry, or the same file and label again, returns the same proof.
+        const idempotencyKey = await stampKey(contentHash, label);
         const response = await fetch('/api/proof/notarize', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ contentHash, label, idempotencyKey }),
         });
         const answer = await response.json();
+        if (response.ok && answer.links && answer.idempotentReplay) {
+          const when = new Date(answer.proof.timestamp).toLocaleString();
+          setStatus(
+            status,
+            `Already stamped: this file with this label was proven on ${when}. No new proof was made.`,
+            'ok',
+          );
+          proofLink.href = answer.links.proof;
+          proofLink.hidden = false;
+          submit.disabled = false;
+          return;
+        }
         if (response.ok && answer.links) {
           setStatus(status, 'Proof created. Opening its page…', 'ok');
           window.location.assign(answer.links.proof);

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/**
+ * Debian's Chromium driven by playwright-core (headless, no sandbox, no background networking). CI
+ * installs it (`apt-get install chromium`); CHROMIUM_PATH overrides the path.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
+  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Watched {
+  page: Page;
+  errors: string[];
+  dialogs: string[];
+}
+
+/** A new tab that records console errors, uncaught exceptions (CSP violations among them) and dialogs. */
+export async function openTab(browser: Browser): Promise<Watched> {
+  const page = await browser.context.newPage();
+  const watched: Watched = { page, errors: [], dialogs: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error') watched.errors.push(message.text());
+  });
+  page.on('pageerror', (error) => watched.errors.push(error.message));
+  page.on('dialog', (dialog) => {
+    watched.dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  return watched;
+}
