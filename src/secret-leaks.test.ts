@@ -28,7 +28,13 @@ function encodings(secret: string): string[] {
 test('no secret appears in any response after its creation, in any log line or in any error', async () => {
   const receiver = await startWebhookReceiver();
   const server = await startServer({
-    env: { SERVICE_ADMIN_KEY: ADMIN_KEY, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'trace' },
+    env: {
+      SERVICE_ADMIN_KEY: ADMIN_KEY,
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      LOG_LEVEL: 'trace',
+      // Every documented GET answers, security.txt included.
+      SECURITY_CONTACT: 'mailto:security@proofs.example.com',
+    },
     webhookRetryScheduleMs: [100, 100],
     webhookPollIntervalMs: 50,
   });
