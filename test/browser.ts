@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type TestServer } from './helper.ts';
 
 /**
  * Debian's Chromium driven by playwright-core (headless, no sandbox, no background networking). CI
@@ -59,4 +61,32 @@ export async function openTab(browser: Browser): Promise<Watched> {
     void dialog.dismiss();
   });
   return watched;
+}
+
+/** Where the browser tests leave their screenshots (not committed). */
+export const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
+
+interface BrowserBench {
+  server: TestServer;
+  browser: Browser;
+  /** A scratch folder for the files a test picks in the browser. */
+  workDir: string;
+}
+
+/** A service, Chromium and a scratch folder, started before a test file's tests and removed after. */
+export function withBrowserBench(): BrowserBench {
+  const bench = {} as BrowserBench;
+  before(async () => {
+    bench.server = await startServer();
+    bench.workDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-files-'));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    bench.browser = await launchBrowser();
+  });
+  after(async () => {
+    await bench.browser?.close();
+    await bench.server?.close();
+    bench.server?.cleanup();
+    if (bench.workDir) rmSync(bench.workDir, { recursive: true, force: true });
+  });
+  return bench;
 }

@@ -1,40 +1,24 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, openTab, type Browser } from '../../test/browser.ts';
-import { api, startServer, type TestServer } from '../../test/helper.ts';
+import { ARTIFACTS, openTab, withBrowserBench } from '../../test/browser.ts';
+import { api } from '../../test/helper.ts';
 import { createProof } from '../../test/pages.ts';
 import { eventually } from '../../test/wait.ts';
 
 /** The demo's idempotency key and the proof page's chain of evidence, in Debian's Chromium. */
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../artifacts');
 const TIMEOUT = { timeout: 60_000 };
-
-let server: TestServer;
-let browser: Browser;
-let workDir: string;
-
-before(async () => {
-  server = await startServer();
-  workDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-files-'));
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  server?.cleanup();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+const bench = withBrowserBench();
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 async function proofsOf(contentHash: string): Promise<string[]> {
-  const res = await api(server.baseUrl, `/api/proofs/search?contentHash=${encodeURIComponent(contentHash)}`);
+  const res = await api(
+    bench.server.baseUrl,
+    `/api/proofs/search?contentHash=${encodeURIComponent(contentHash)}`,
+  );
   assert.equal(res.status, 200, res.text);
   return res.body.proofs.map((proof: { id: string }) => proof.id);
 }
@@ -45,17 +29,17 @@ describe('in a real browser', () => {
     TIMEOUT,
     async () => {
       const content = `demo twice ${Math.random()}\n`;
-      const file = path.join(workDir, 'twice.txt');
+      const file = path.join(bench.workDir, 'twice.txt');
       writeFileSync(file, content);
       const hash = `sha256:${sha256(content)}`;
       const label = 'Twice stamped';
-      const { page, errors } = await openTab(browser);
+      const { page, errors } = await openTab(bench.browser);
       const keys: string[] = [];
       page.on('request', (request) => {
         if (request.method() === 'POST') keys.push(JSON.parse(request.postData() ?? '{}').idempotencyKey);
       });
       const stamp = async () => {
-        await page.goto(`${server.baseUrl}/demo`);
+        await page.goto(`${bench.server.baseUrl}/demo`);
         await page.locator('#demo-file').setInputFiles(file);
         await page.locator('#demo-hash', { hasText: /^sha256:/ }).waitFor();
         await page.locator('#demo-label').fill(label);
@@ -92,13 +76,13 @@ describe('in a real browser', () => {
   );
 
   test("the proof page draws the chain of evidence with the proof's own values", TIMEOUT, async () => {
-    const proof = await createProof(server, { label: 'chain of evidence' });
+    const proof = await createProof(bench.server, { label: 'chain of evidence' });
     const log = await eventually(
-      async () => (await api(server.baseUrl, `/api/proofs/${proof.id}`)).body.proof.log,
+      async () => (await api(bench.server.baseUrl, `/api/proofs/${proof.id}`)).body.proof.log,
       { what: 'the proof enters the log' },
     );
-    const { page, errors } = await openTab(browser);
-    await page.goto(`${server.baseUrl}/proof/${proof.id}`);
+    const { page, errors } = await openTab(bench.browser);
+    await page.goto(`${bench.server.baseUrl}/proof/${proof.id}`);
     const chain = page.getByRole('figure', { name: /chain of evidence/ });
     assert.equal(await chain.getAttribute('id'), 'evidence-chain');
     await chain.scrollIntoViewIfNeeded();

@@ -1,39 +1,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, openTab as openBrowserTab, type Browser } from '../../test/browser.ts';
+import { ARTIFACTS, openTab as openBrowserTab, withBrowserBench } from '../../test/browser.ts';
 import { startServer, type TestServer } from '../../test/helper.ts';
 import { createProof, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
 /** The pages in a real browser (test/browser.ts). */
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../artifacts');
 const TIMEOUT = { timeout: 60_000 };
+const bench = withBrowserBench();
 
-let server: TestServer;
-let browser: Browser;
-let workDir: string;
-
-before(async () => {
-  server = await startServer();
-  workDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-files-'));
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  server?.cleanup();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
-
-const openTab = () => openBrowserTab(browser);
+const openTab = () => openBrowserTab(bench.browser);
 
 function writeFile(name: string, content: string | Buffer): { file: string; hash: string } {
-  const file = path.join(workDir, name);
+  const file = path.join(bench.workDir, name);
   writeFileSync(file, content);
   return { file, hash: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }
@@ -51,7 +32,7 @@ describe('in a real browser', () => {
         requests.push(`${request.method()} ${request.url()} ${request.postData() ?? ''}`),
       );
 
-      await page.goto(`${server.baseUrl}/demo`);
+      await page.goto(`${bench.server.baseUrl}/demo`);
       await page.locator('#demo-file').setInputFiles(file);
       await page.locator('#demo-hash', { hasText: /^sha256:/ }).waitFor();
       assert.equal(await page.locator('#demo-hash').textContent(), hash);
@@ -103,7 +84,7 @@ describe('in a real browser', () => {
   );
 
   test('a hostile label renders as text on every page, and no dialog opens', TIMEOUT, async () => {
-    const proof = await createProof(server, {
+    const proof = await createProof(bench.server, {
       label: XSS_LABEL,
       metadata: { '<img src=x onerror=alert(2)>': 1 },
     });
@@ -115,7 +96,7 @@ describe('in a real browser', () => {
       '/',
       '/dashboard',
     ]) {
-      await page.goto(`${server.baseUrl}${pathname}`);
+      await page.goto(`${bench.server.baseUrl}${pathname}`);
       assert.ok(
         (await page.getByText(XSS_LABEL, { exact: true }).count()) >= 1,
         `${pathname}: the label is shown as text`,
@@ -123,7 +104,7 @@ describe('in a real browser', () => {
       assert.equal(await page.locator('script:not([src])').count(), 0, pathname);
       assert.equal(await page.locator('main img[src="x"]').count(), 0, pathname);
     }
-    await page.goto(`${server.baseUrl}/proof/${proof.id}`);
+    await page.goto(`${bench.server.baseUrl}/proof/${proof.id}`);
     assert.equal(await page.locator('h1').textContent(), XSS_LABEL);
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, []);
@@ -131,9 +112,9 @@ describe('in a real browser', () => {
   });
 
   test('the badge renders on its own as an image', TIMEOUT, async () => {
-    const proof = await createProof(server, { label: 'badge check' });
+    const proof = await createProof(bench.server, { label: 'badge check' });
     const { page, errors } = await openTab();
-    await page.setContent(`<img id="b" src="${server.baseUrl}/proof/${proof.id}/badge.svg">`);
+    await page.setContent(`<img id="b" src="${bench.server.baseUrl}/proof/${proof.id}/badge.svg">`);
     const size = await page.locator('#b').evaluate((img) => {
       const { naturalWidth, naturalHeight } = img as unknown as {
         naturalWidth: number;
@@ -148,7 +129,7 @@ describe('in a real browser', () => {
   });
 
   test('no page logs a console error or breaks the Content-Security-Policy', TIMEOUT, async () => {
-    const proof = await createProof(server, { label: 'console check', metadata: { a: 1 } });
+    const proof = await createProof(bench.server, { label: 'console check', metadata: { a: 1 } });
     const paths = [
       '/',
       '/demo',
@@ -162,7 +143,7 @@ describe('in a real browser', () => {
     ];
     for (const pathname of [...paths, `/proof/${proof.id}`]) {
       const { page, errors } = await openTab();
-      const response = await page.goto(`${server.baseUrl}${pathname}`);
+      const response = await page.goto(`${bench.server.baseUrl}${pathname}`);
       assert.equal(response?.status(), 200, pathname);
       await page.waitForLoadState('load');
       const hasStyles = await page.evaluate("getComputedStyle(document.body).margin === '0px'");
@@ -172,7 +153,7 @@ describe('in a real browser', () => {
     }
     // The 404 page: the browser reports the 404 status of the document itself, and nothing else.
     const { page, errors } = await openTab();
-    const response = await page.goto(`${server.baseUrl}/proof/proof_01ARZ3NDEKTSV4RRFFQ69G5FAV`);
+    const response = await page.goto(`${bench.server.baseUrl}/proof/proof_01ARZ3NDEKTSV4RRFFQ69G5FAV`);
     assert.equal(response?.status(), 404);
     assert.ok(
       errors.every((e) => /status of 404/.test(e)),
@@ -184,7 +165,7 @@ describe('in a real browser', () => {
 
   test('keyboard users can skip to the content and reach the demo controls', TIMEOUT, async () => {
     const { page } = await openTab();
-    await page.goto(`${server.baseUrl}/demo`);
+    await page.goto(`${bench.server.baseUrl}/demo`);
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate('document.activeElement?.textContent'), 'Skip to content');
     await page.keyboard.press('Enter');
