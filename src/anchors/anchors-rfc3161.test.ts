@@ -126,8 +126,16 @@ describe('anchors by an outside time-stamping authority', () => {
     assert.equal(typeof first.body.nextCursor, 'string');
     const second = await api(server.baseUrl, `/api/log/anchors?limit=2&cursor=${first.body.nextCursor}`);
     assert.ok(second.body.anchors.every((x: { treeSize: number }) => x.treeSize < b.treeSize));
-    const sizes = tsa.imprints.items;
-    assert.equal(new Set(sizes).size, sizes.length, 'each checkpoint was sent to the authority once');
+    // Each checkpoint is sent once; again only after a request that failed (a timeout under load, say),
+    // and every such failure is logged with the authority's address.
+    const sent = tsa.imprints.items;
+    const failed = server.logs.filter(
+      (line) => line.includes('anchors:') && line.includes(`"endpoint":"${tsa.url}"`),
+    ).length;
+    assert.ok(
+      sent.length - new Set(sent).size <= failed,
+      `each checkpoint was sent to the authority once, but for ${failed} failed requests: ${sent.join(' ')}`,
+    );
     expectError(await api(server.baseUrl, '/api/log/anchors?cursor=abc'), 400, 'invalid_request');
     expectError(await api(server.baseUrl, '/api/log/anchors?limit=101'), 400, 'invalid_request');
     expectError(await api(server.baseUrl, '/api/proofs/pf_nope/anchors'), 404, 'not_found');
