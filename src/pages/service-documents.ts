@@ -55,7 +55,9 @@ export function buildTrust(
       verification:
         'HMAC-SHA256 is a symmetric signature: only this service holds the key, so it checks signatures for ' +
         'you. The verification report recomputes the signature at the time you ask and shows the exact ' +
-        'signed message. Keys are never deleted, so old proofs keep verifying after a rotation.',
+        'signed message. Keys are never deleted, so old proofs keep verifying after a rotation. The same ' +
+        'message also carries an Ed25519 receipt, an RFC 3161 token and a place in the transparency log, ' +
+        'which anyone checks without this service, as each entry of the evidence says.',
       verifyUrlTemplate: facts.url('/api/verify/proofs/{id}'),
     },
     dataHandling: {
