@@ -2,7 +2,7 @@
  * Runs the shell sessions of the documentation against a fresh service and compares each answer with
  * the sample printed under it, so the README and docs/api.md cannot drift from what the service says.
  *
- *   node scripts/doc-sessions.ts [--write] [file.md …]     (default: README.md docs/api.md)
+ *   node scripts/doc-sessions.ts [--write] [file.md …]     (default: README.md, docs/api.md, docs/verification.md)
  *
  * In a Markdown file:
  * - a block fenced as `sh session` is run; all of a file's session blocks run in order in one bash
@@ -34,7 +34,6 @@ interface Step {
   command: string;
   code: string;
   answer?: Block;
-  output?: string;
 }
 
 export interface SessionReport {
@@ -102,34 +101,37 @@ export async function runSessions(markdown: string, baseUrl: string): Promise<Se
   for (let i = 1; i < parts.length; i += 2)
     outputs.set(parts[i] as string, (parts[i + 1] ?? '').replaceAll(address, '127.0.0.1:8080').trim());
   const finished = outputs.has('end');
+  // A block ran to its end when the marker of the next one (or the last) was printed.
+  const ran = steps.map((step, i) => ({
+    ...step,
+    ok: finished || outputs.has(String(i + 1)),
+    output: outputs.get(String(i)),
+  }));
   const mismatches: string[] = [];
-  let written = markdown;
   const replacements: { start: number; end: number; text: string }[] = [];
-  steps.forEach((step, i) => {
-    step.output = outputs.get(String(i));
-    const ranToEnd = finished || outputs.has(String(i + 1));
-    if (!ranToEnd) mismatches.push(`${step.command}: exits with an error (output: ${step.output ?? 'none'})`);
-    if (!step.answer || step.output === undefined || !ranToEnd) return;
+  for (const step of ran) {
+    if (!step.ok) mismatches.push(`${step.command}: exits with an error (output: ${step.output ?? 'none'})`);
+    if (!step.answer || step.output === undefined || !step.ok) continue;
     const sample: unknown = JSON.parse(step.answer.text);
     let actual: unknown;
     try {
       actual = JSON.parse(step.output);
     } catch {
       mismatches.push(`${step.command}: the answer is not one JSON document: ${step.output.slice(0, 200)}`);
-      return;
+      continue;
     }
     for (const difference of compareShape(sample, actual, ''))
       mismatches.push(`${step.command}: ${difference}`);
     const text = JSON.stringify(keepElisions(sample, actual), null, 2) + '\n';
     replacements.push({ start: step.answer.start, end: step.answer.end, text });
-  });
-  for (const r of replacements.reverse()) written = written.slice(0, r.start) + r.text + written.slice(r.end);
+  }
+  // The last sample first, so that the offsets of those before it still hold.
+  const written = replacements.reduceRight(
+    (text, r) => text.slice(0, r.start) + r.text + text.slice(r.end),
+    markdown,
+  );
   return {
-    steps: steps.map((step, i) => ({
-      command: step.command,
-      ok: finished || outputs.has(String(i + 1)),
-      output: step.output ?? '',
-    })),
+    steps: ran.map(({ command, ok, output }) => ({ command, ok, output: output ?? '' })),
     mismatches,
     written,
   };
@@ -204,31 +206,17 @@ function keepElisions(sample: unknown, actual: unknown): unknown {
 }
 
 async function main(args: string[]): Promise<number> {
-  const { loadConfig } = await import('../src/config.ts');
-  const { createContext } = await import('../src/context.ts');
-  const { buildApp } = await import('../src/app.ts');
-  const { freePort } = await import('../test/helper.ts');
+  // The same fresh service as the tests': in process, on loopback, its own SQLite file and keys.
+  const { startServer } = await import('../test/helper.ts');
   const write = args.includes('--write');
   const files = args.filter((arg) => arg !== '--write');
   const root = path.join(import.meta.dirname, '..');
   let failed = 0;
-  for (const file of files.length > 0 ? files : ['README.md', 'docs/api.md']) {
+  for (const file of files.length > 0 ? files : ['README.md', 'docs/api.md', 'docs/verification.md']) {
     const markdown = readFileSync(path.join(root, file), 'utf8');
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-docs-'));
-    const port = await freePort();
-    const config = loadConfig({
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${path.join(dataDir, 'hashproof.db')}`,
-      LOG_LEVEL: 'warn',
-      ...serviceEnvOf(markdown),
-    });
-    const ctx = await createContext(config);
-    const app = await buildApp(ctx);
-    const baseUrl = await app.listen({ host: '127.0.0.1', port });
-    ctx.start();
+    const server = await startServer({ env: serviceEnvOf(markdown) });
     try {
-      const report = await runSessions(markdown, baseUrl);
+      const report = await runSessions(markdown, server.baseUrl);
       for (const line of report.mismatches) process.stderr.write(`${file}: ${line}\n`);
       failed += report.mismatches.length;
       if (write) writeFileSync(path.join(root, file), report.written);
@@ -236,9 +224,8 @@ async function main(args: string[]): Promise<number> {
         `${file}: ${report.steps.length} session blocks, ${report.mismatches.length} differences\n`,
       );
     } finally {
-      await app.close();
-      await ctx.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await server.close();
+      server.cleanup();
     }
   }
   return failed === 0 ? 0 : 1;
