@@ -1,10 +1,9 @@
 import type { AnchorsService } from '../anchors/anchors-service.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
+import { hostOf } from '../core/urls.ts';
 
 /** The anchor of a proof as its page shows it (`AnchorsService.anchorOf`). */
 export type PageAnchor = NonNullable<Awaited<ReturnType<AnchorsService['anchorOf']>>>;
-
-const host = (url: string): string => (URL.canParse(url) ? new URL(url).host : url);
 
 /**
  * The "Anchors" fact of a proof page: which outside authorities and calendars vouch for the
@@ -19,14 +18,14 @@ export function anchorsFact(id: string, anchor: PageAnchor | undefined, enabled:
   const tokens = anchor.rfc3161.map(
     (t) =>
       html`<li>
-        RFC 3161 time-stamp by <code>${host(t.url)}</code> at
+        RFC 3161 time-stamp by <code>${hostOf(t.url)}</code> at
         <time datetime="${t.genTime}">${formatUtc(t.genTime)}</time>
       </li>`,
   );
   const calendars = anchor.opentimestamps.map(
     (c) =>
       html`<li>
-        OpenTimestamps calendar <code>${host(c.calendar)}</code>:
+        OpenTimestamps calendar <code>${hostOf(c.calendar)}</code>:
         ${
           c.status === 'bitcoin'
             ? html`<strong>confirmed in Bitcoin block ${String(c.bitcoinHeight)}</strong>`

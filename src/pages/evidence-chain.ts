@@ -5,6 +5,7 @@ import type { Proof } from '../proofs/proof-schemas.ts';
 import type { PageAnchor } from './anchor-facts.ts';
 import { KEYS_MANIFEST_PATH } from './evidence.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
+import { hostOf } from '../core/urls.ts';
 
 /** What the proof page knows of a proof's evidence beyond the proof itself. */
 export interface ProofEvidence {
@@ -28,7 +29,6 @@ const STATE_TEXT: Record<StepState, string> = { done: 'in place', pending: 'pend
 const shortHex = (hex: string): string => `${hex.slice(0, 12)}…`;
 
 const hexOfBase64 = (base64: string): string => Buffer.from(base64, 'base64').toString('hex');
-const host = (url: string): string => (URL.canParse(url) ? new URL(url).host : url);
 
 function treeStep(proof: Proof, evidence: ProofEvidence): Step {
   const { inclusion } = evidence;
@@ -86,7 +86,7 @@ function anchorStep(evidence: ProofEvidence): Step {
     };
   }
   const parts = [
-    ...anchor.rfc3161.map((t) => `RFC 3161 by ${host(t.url)} at ${formatUtc(t.genTime)}`),
+    ...anchor.rfc3161.map((t) => `RFC 3161 by ${hostOf(t.url)} at ${formatUtc(t.genTime)}`),
     ...anchor.opentimestamps.map((c) =>
       c.status === 'bitcoin' ? `Bitcoin block ${String(c.bitcoinHeight)}` : 'Bitcoin: pending',
     ),

@@ -4,6 +4,7 @@ import { attestationsOf, readDetachedFile, type OtsTimestamp } from '../core/ope
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
 import { checkExternalToken } from './external-token.ts';
 import { openCheckpoint } from './log-checkpoints.ts';
+import { hostOf } from '../core/urls.ts';
 
 /**
  * The offline checks of a proof's anchors (docs/verification.md, "Verify without trusting hashproof at
@@ -29,8 +30,6 @@ export interface AnchorCheck {
   status: 'valid' | 'invalid' | 'unavailable';
   message: string;
 }
-
-const hostOf = (url: string): string => (URL.canParse(url) ? new URL(url).host : url);
 
 function checkpointCheck(anchors: ProofAnchors, logVerifierKey: string | undefined): AnchorCheck {
   const name = 'anchor checkpoint';
