@@ -12,6 +12,9 @@ import {
 
 export type { LogKey } from './key-files.ts';
 
+/** Where the service publishes its public keys (receipt, log, TSA), for offline checks. */
+export const KEYS_MANIFEST_PATH = '/.well-known/hashproof-keys.json';
+
 /** The keys a new proof is signed with: both chosen at the proof's own time. */
 export interface SigningKeys {
   hmac: HmacKey;

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { keyManifest, KeyManifest } from './key-manifest.ts';
+import { KEYS_MANIFEST_PATH } from './keyring.ts';
 
 /** GET /.well-known/hashproof-keys.json: every public key, so receipts can be checked offline, forever. */
 export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.get(
-    '/.well-known/hashproof-keys.json',
+    KEYS_MANIFEST_PATH,
     {
       schema: {
         summary: 'The public keys that sign proof receipts, with their validity windows',

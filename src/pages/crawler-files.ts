@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { ProofHeadline } from '../stats/stats-service.ts';
 import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
-import { KEYS_MANIFEST_PATH } from './evidence.ts';
+import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { escapeHtml } from './html.ts';
 import { priceSentence, securityContact, SITE_PAGES } from './offering.ts';
 

@@ -3,7 +3,7 @@ import { signingMessage } from '../core/proof-signature.ts';
 import type { encodeInclusion } from '../log/log-service.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
 import type { PageAnchor } from './anchor-facts.ts';
-import { KEYS_MANIFEST_PATH } from './evidence.ts';
+import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { formatUtc, html, type SafeHtml } from './html.ts';
 import { hostOf } from '../core/urls.ts';
 

@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox';
 import type { Config } from '../config.ts';
+import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 
 /** The kinds of evidence a proof carries, what each proves and how to check it without the service. */
-
-export const KEYS_MANIFEST_PATH = '/.well-known/hashproof-keys.json';
 
 const EvidenceKind = Type.Union([
   Type.Literal('signature'),

@@ -1,6 +1,6 @@
 import { buildActionCatalog, buildQuickstart } from './agent-documents.ts';
 import type { Action } from './document-schemas.ts';
-import { KEYS_MANIFEST_PATH } from './evidence.ts';
+import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { documentLinks, type Facts } from './facts.ts';
 import { formatCount, html, jsonBlock, prose, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { Marketplace, TrustSummary } from './document-schemas.ts';
-import { KEYS_MANIFEST_PATH } from './evidence.ts';
+import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import type { Facts } from './facts.ts';
 import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
