@@ -47,6 +47,7 @@ export interface Config {
   webhookAllowPrivateUrls: boolean;
   trustProxy: string[] | undefined;
   logLevel: string;
+  /** The RFC 9116 Contact URI of SECURITY_CONTACT (a bare address made mailto:); undefined: none. */
   securityContact: string | undefined;
   /** A port of its own for GET /metrics without a key (same HOST); undefined: only on the main port. */
   metricsPort: number | undefined;
@@ -234,7 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS'),
     trustProxy,
     logLevel,
-    securityContact: read('SECURITY_CONTACT'),
+    securityContact: contactUri(read('SECURITY_CONTACT')),
     anchors,
     metricsPort: read('METRICS_PORT') === undefined ? undefined : integer('METRICS_PORT', 0, 0, 65535),
   };
@@ -243,4 +244,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/**
+ * SECURITY_CONTACT as a Contact URI: its first line, a bare e-mail address made `mailto:`. Unset stays
+ * unset: an address made up from the public host could reach no one (docs/decisions.md).
+ */
+function contactUri(value: string | undefined): string | undefined {
+  const configured = value?.split(/[\r\n]/)[0]?.trim();
+  if (!configured) return undefined;
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(configured) && configured.includes('@')) return `mailto:${configured}`;
+  return configured;
 }

@@ -7,7 +7,7 @@ import type { ProofHeadline } from '../stats/stats-service.ts';
 import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
 import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { escapeHtml } from './html.ts';
-import { priceSentence, securityContact, SITE_PAGES } from './offering.ts';
+import { priceSentence, SITE_PAGES } from './offering.ts';
 
 /** How many proof pages the sitemap lists, newest first (one file holds at most 50,000 URLs). */
 const SITEMAP_PROOF_COUNT = 1000;
@@ -174,8 +174,8 @@ export async function crawlerFileRoutes(app: FastifyInstance, ctx: AppContext): 
       },
     },
     (_r, reply) => {
-      const contact = securityContact(ctx.config);
-      if (contact === null) {
+      const contact = ctx.config.securityContact;
+      if (contact === undefined) {
         throw new AppError('not_found', 'No security contact is configured on this instance.', {
           setting: 'SECURITY_CONTACT',
         });

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { SCRIPT, STYLESHEET } from './assets.ts';
 import { html, trusted, type SafeHtml } from './html.ts';
-import { absoluteUrl, securityContact, SITE_PAGES } from './offering.ts';
+import { absoluteUrl, SITE_PAGES } from './offering.ts';
 
 interface PageOptions {
   /** The path of this page; its canonical and Open Graph URL is built from PUBLIC_BASE_URL. */
@@ -91,7 +91,7 @@ export function renderPage(config: Config, options: PageOptions): string {
               <li><a href="/marketplace.json">Marketplace JSON</a></li>
               <li><a href="/.well-known/x402">x402 discovery</a></li>
               <li><a href="/api/discovery">Directory discovery</a></li>
-              ${securityContact(config) === null ? '' : html`<li><a href="/.well-known/security.txt">Security</a></li>`}
+              ${config.securityContact === undefined ? '' : html`<li><a href="/.well-known/security.txt">Security</a></li>`}
               <li><a href="/sitemap.xml">Sitemap</a></li>
             </ul>
           </div>

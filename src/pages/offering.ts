@@ -130,15 +130,3 @@ export const SITE_PAGES: readonly SitePage[] = [
   },
   { path: '/marketplace', name: 'Marketplace', description: "The service's offerings and their terms." },
 ];
-
-/**
- * RFC 9116 Contact: SECURITY_CONTACT (a bare address becomes mailto:), or null when it is unset: an address
- * made up from the public host could reach no one (docs/decisions.md).
- */
-export function securityContact(config: Config): string | null {
-  const configured = config.securityContact?.split(/[\r\n]/)[0]?.trim();
-  if (!configured) return null;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(configured)) return configured;
-  if (configured.includes('@')) return `mailto:${configured}`;
-  return configured;
-}

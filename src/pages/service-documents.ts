@@ -12,7 +12,6 @@ import {
   signedFields,
   type Facts,
 } from './facts.ts';
-import { securityContact } from './offering.ts';
 
 /** Builders of /api/trust, /api/status and /marketplace.json, shared with their HTML pages. */
 
@@ -34,7 +33,7 @@ export function buildTrust(
 ): Static<typeof TrustSummary> {
   const { ctx } = facts;
   const active = ctx.keyring.active.keyId;
-  const contact = securityContact(ctx.config);
+  const contact = ctx.config.securityContact;
   return {
     ok: true,
     service: SERVICE_NAME,
@@ -78,7 +77,7 @@ export function buildTrust(
     proofs: totals,
     payment: facts.terms,
     security:
-      contact === null
+      contact === undefined
         ? {
             contact: null,
             note: 'No security contact is configured on this instance (SECURITY_CONTACT), so it serves no security.txt.',
