@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { SINGLE_LINE_PATTERN as SINGLE_LINE } from '../http/validation.ts';
+import { SINGLE_LINE_PATTERN as SINGLE_LINE } from '../core/field-rules.ts';
 
 const ShortText = (description: string) =>
   Type.String({ minLength: 1, maxLength: 120, pattern: SINGLE_LINE, description });

@@ -21,6 +21,7 @@ import { HELP } from './help.ts';
 import { backup, restore } from './backup.ts';
 import { monitor } from './monitor.ts';
 import { keys } from './keys.ts';
+import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../core/field-rules.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -215,11 +216,11 @@ async function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
 /** The service's rule for a label (1 to 120 characters, one line), told before any file is hashed. */
 function checkLabel(label: string): void {
   if (label === '') throw new UsageError('--label must not be empty');
-  // eslint-disable-next-line no-control-regex -- control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(label))
+  if (!new RegExp(SINGLE_LINE_PATTERN).test(label))
     throw new UsageError('--label must be one line only (no line breaks, tabs or other control characters)');
   const length = [...label].length;
-  if (length > 120) throw new UsageError(`--label is ${length} characters long; at most 120`);
+  if (length > LABEL_MAX_LENGTH)
+    throw new UsageError(`--label is ${length} characters long; at most ${LABEL_MAX_LENGTH}`);
 }
 
 function parseMetadata(pairs: string[]): Record<string, string> | undefined {

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
+import { CONTENT_HASH_PATTERN } from './field-rules.ts';
 
 const SHA256_PREFIX = 'sha256:';
-const CONTENT_HASH_PATTERN = /^sha256:[a-fA-F0-9]{64}$/;
+const CONTENT_HASH = new RegExp(CONTENT_HASH_PATTERN);
 
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
 export function isContentHash(value: string): boolean {
-  return CONTENT_HASH_PATTERN.test(value);
+  return CONTENT_HASH.test(value);
 }
 
 /**

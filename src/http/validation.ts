@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { CONTENT_HASH_PATTERN, SINGLE_LINE_PATTERN } from '../core/field-rules.ts';
 
 // ajv-formats ships CommonJS with a default export property.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -20,10 +21,6 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     return ajv.compile(schema as object);
   };
 }
-
-/** A single-line string: no C0 control characters or DEL (they cannot be shown and PostgreSQL refuses NUL). */
-export const SINGLE_LINE_PATTERN = '^[^\\u0000-\\u001F\\u007F]*$';
-export const CONTENT_HASH_PATTERN = '^sha256:[a-fA-F0-9]{64}$';
 
 /** Said instead of Ajv's "must match pattern …", which shows the caller a regular expression. */
 const PATTERN_MESSAGES: Record<string, string> = {

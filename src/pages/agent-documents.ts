@@ -1,12 +1,7 @@
 import type { Static } from 'typebox';
 import { sha256Hex } from '../core/hashing.ts';
-import {
-  CONTENT_HASH_PATTERN,
-  NotarizeBody,
-  Proof,
-  RecentQuery,
-  SearchQuery,
-} from '../proofs/proof-schemas.ts';
+import { CONTENT_HASH_PATTERN } from '../core/field-rules.ts';
+import { NotarizeBody, Proof, RecentQuery, SearchQuery } from '../proofs/proof-schemas.ts';
 import type { ActionCatalog, Capabilities, Quickstart } from './document-schemas.ts';
 import {
   authenticationOf,

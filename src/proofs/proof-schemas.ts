@@ -1,8 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { CONTENT_HASH_PATTERN, SINGLE_LINE_PATTERN as SINGLE_LINE } from '../http/validation.ts';
-
-/** The pages quote the pattern of a content hash. */
-export { CONTENT_HASH_PATTERN };
+import {
+  CONTENT_HASH_PATTERN,
+  LABEL_MAX_LENGTH,
+  SINGLE_LINE_PATTERN as SINGLE_LINE,
+} from '../core/field-rules.ts';
 
 export const NotarizeBody = Type.Object(
   {
@@ -12,7 +13,7 @@ export const NotarizeBody = Type.Object(
     }),
     label: Type.String({
       minLength: 1,
-      maxLength: 120,
+      maxLength: LABEL_MAX_LENGTH,
       pattern: SINGLE_LINE,
       description: 'A short public title.',
     }),

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { SINGLE_LINE_PATTERN } from '../core/field-rules.ts';
 
 const EVENT_TYPES = ['proof.created', 'webhook.test'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -50,9 +51,7 @@ export type Delivery = Static<typeof Delivery>;
 export const CreateWebhookBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'An https: URL on a public address.' }),
-    name: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 120, pattern: '^[^\\u0000-\\u001F\\u007F]*$' }),
-    ),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: SINGLE_LINE_PATTERN })),
     events: Type.Optional(
       Type.Array(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e))), {
         minItems: 1,
