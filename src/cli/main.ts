@@ -7,15 +7,16 @@ import {
   createClient,
   hashFile,
   HashproofError,
+  KeyManifestChangedError,
   LogCheckError,
   type HashproofClient,
   type Proof,
-  type PublicKeyEntry,
   type ManifestKey,
 } from '../client/client.ts';
 import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { EXIT, escapeControl, NotVerifiedError, print, UsageError } from './output.ts';
+import { onlineKeys } from './trusted-keys.ts';
 import { verify } from './verify.ts';
 import { HELP } from './help.ts';
 import { backup, restore } from './backup.ts';
@@ -94,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
     case 'stamp':
       return stamp(client, rest, values);
     case 'verify':
-      return verify(client, rest, values, () => keysOf(client));
+      return verify(client, rest, values);
     case 'show':
       return show(client, rest, values);
     case 'search':
@@ -207,9 +208,10 @@ async function admin(
   return EXIT.ok;
 }
 
-let cachedKeys: PublicKeyEntry[] | undefined;
-async function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
-  cachedKeys ??= (await client.keys()).keys;
+let cachedKeys: Promise<ManifestKey[]> | undefined;
+/** The service's keys, checked against (and remembered as) the keys trusted for it: once per command. */
+function keysOf(client: HashproofClient): Promise<ManifestKey[]> {
+  cachedKeys ??= onlineKeys(client).then((trusted) => trusted.keys);
   return cachedKeys;
 }
 
@@ -272,7 +274,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof LogCheckError) {
+    if (error instanceof NotVerifiedError || error instanceof KeyManifestChangedError) {
+      // `not verified: no trusted keys …`, or `key manifest changed: …`: one line that says it all.
+      process.stderr.write(`${escapeControl(error.message)}\n`);
+      process.exitCode = EXIT.failed;
+    } else if (error instanceof LogCheckError) {
       // One line that says it all: `log fork detected: …` names the log and both checkpoints.
       process.stderr.write(`${error.message}\n`);
       process.exitCode = EXIT.failed;

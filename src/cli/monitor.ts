@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as pause } from 'node:timers/promises';
 import {
   auditEntries,
@@ -11,7 +10,7 @@ import {
 } from '../client/client.ts';
 import { logKeyOf, logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
 import { EXIT, print, UsageError } from './output.ts';
-import { readManifest } from './verify.ts';
+import { pinnedKeys } from './trusted-keys.ts';
 
 const DEFAULT_INTERVAL_MS = 60_000;
 
@@ -37,8 +36,7 @@ export async function monitor(
 ): Promise<number> {
   // The log key of a saved manifest (--keys), else of the service's.
   const pinned = values.keys;
-  const keysOf =
-    pinned === undefined ? serviceKeys : async () => readManifest(await readFile(pinned, 'utf8'), pinned);
+  const keysOf = pinned === undefined ? serviceKeys : async () => (await pinnedKeys(pinned)).keys;
   const raw = values['interval-ms'];
   const interval = raw === undefined ? DEFAULT_INTERVAL_MS : Number(raw);
   if (!/^\d+$/.test(raw ?? '0') || !Number.isSafeInteger(interval) || interval < 1)

@@ -3,30 +3,29 @@ import { signingMessage } from '../core/proof-signature.ts';
 import {
   HashproofError,
   hashStream,
-  pinKeys,
-  verifyOffline,
-  type Evidence,
+  verifyProofFile,
   type HashproofClient,
-  type ManifestKey,
   type OfflineCheck,
-  type Proof,
-  type ProofAnchors,
-  type PublicKeyEntry,
+  type ProofFile,
 } from '../client/client.ts';
-import { anchorChecks } from './anchors.ts';
+import { readRoots, saveProofFile } from './anchors.ts';
 import { checkLog } from './log-memory.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { EXIT, escapeControl, print, UsageError } from './output.ts';
+import { onlineKeys, pinnedKeys, rememberedKeys, type TrustedKeys } from './trusted-keys.ts';
+
+/** The largest proof file read: one with its evidence and anchors is a few tens of kilobytes. */
+const MAX_PROOF_FILE_BYTES = 4 << 20;
 
 /**
- * `hashproof verify <file> [proof.json]`: the checks of the one verifier on the proof file, with keys
- * pinned by --keys (a saved manifest) or --online (the service's manifest, and the service's word on
- * the HMAC signature).
+ * `hashproof verify <file> [proof.json]`: the verdict of the one verifier on a proof file, with keys the
+ * command trusts (docs/verification.md): pinned by --keys, served by the service under --online (and
+ * checked against the ones remembered for it), or remembered for the proof's service. Exit 0 only when
+ * the proof is verified; 1 when it is not, with a line that says why.
  */
 export async function verify(
   client: HashproofClient,
   [file, proofFile]: string[],
   values: { online?: boolean; keys?: string; json?: boolean; 'tsa-roots'?: string },
-  keysOf: () => Promise<ManifestKey[]>,
 ): Promise<number> {
   if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
   if (file === '-') {
@@ -43,99 +42,211 @@ export async function verify(
   )
     throw new UsageError(`no such file: ${file} (verify checks a file against its proof)`);
   const path = proofFile ?? `${file}.proof.json`;
-  const document = (await readProofFile(path, proofFile === undefined ? file : undefined)) as {
-    proof?: Proof;
-    keys?: PublicKeyEntry[];
-    evidence?: Evidence;
-    anchors?: ProofAnchors;
-  } & Proof;
-  const proof = document.proof ?? document;
-  // Trusted keys: the service's manifest (--online) or a copy kept apart from the proof (--keys);
-  // otherwise only the keys saved in the proof file, which a forger could have replaced along with it.
-  const manifest = values.online
-    ? await keysOf()
-    : values.keys !== undefined
-      ? readManifest(await readFile(values.keys, 'utf8'), values.keys)
-      : undefined;
+  const document = await readProofFile(path, proofFile === undefined ? file : undefined);
+  const roots = values['tsa-roots'] === undefined ? undefined : await readRoots(values['tsa-roots']);
+  const { proofFile: read, malformed } = proofFileOf(document);
+  const trusted = await trustedKeys(client, values, document);
   // The service's log must still extend every checkpoint of it seen before (docs/cli.md).
-  if (values.online && manifest !== undefined) await checkLog(client, manifest);
-  let evidence = document.evidence ?? {};
-  let keysCheck: OfflineCheck = {
-    name: 'keys',
-    status: 'unavailable',
-    message:
-      'Taken from the proof file itself: pin them with --keys <saved hashproof-keys.json>, or use --online',
-  };
-  if (manifest !== undefined) ({ evidence, check: keysCheck } = pinKeys(manifest, evidence, proof));
+  if (values.online) await checkLog(client, trusted.keys);
+  const fetched = values.online ? await client.anchors(read.proof.id) : undefined;
+  const candidate: ProofFile = fetched === undefined ? read : { ...read, anchors: fetched };
   const content = file === '-' ? { hash: await hashStream(process.stdin) } : { path: file };
-  const checks = await verifyOffline(proof, content, manifest ?? document.keys ?? [], evidence);
-  checks.push(keysCheck);
-  checks.push(
-    ...(await anchorChecks(client, document, proof, {
-      online: values.online === true,
-      proofFile: path,
-      ...(values['tsa-roots'] === undefined ? {} : { tsaRoots: values['tsa-roots'] }),
-      ...(evidence.logVerifierKey === undefined ? {} : { logVerifierKey: evidence.logVerifierKey }),
-    })),
+  const verdict = await verifyProofFile(
+    candidate,
+    content,
+    trusted.keys,
+    roots === undefined ? {} : { tsaRoots: roots },
   );
+  const { checks, problems } = verdict;
+  if (malformed !== undefined) problems.unshift(`format: ${malformed}`);
+  checks.push({ name: 'keys', status: 'valid', message: `Trusted keys ${trusted.source}` });
   if (values.online) {
-    try {
-      // The service vouches for its stored proof; the file must be that proof, field for field.
-      const report = await client.verify(proof.id);
-      const stored = (await client.getProof(proof.id)).proof;
-      const matches =
-        report.verified &&
-        stored.signature === proof.signature &&
-        signingMessage(stored) === signingMessage(proof);
-      checks.splice(
-        checks.findIndex((c) => c.name === 'signature'),
-        1,
-        {
-          name: 'signature',
-          status: matches ? 'valid' : 'invalid',
-          message: matches ? 'The service confirms the signature' : 'The service does not confirm this proof',
-        },
-      );
-    } catch (error) {
-      if (error instanceof HashproofError && error.status === 404) {
-        checks.splice(
-          checks.findIndex((c) => c.name === 'signature'),
-          1,
-          {
-            name: 'signature',
-            status: 'invalid',
-            message: 'The service has no such proof',
-          },
-        );
-      } else throw error;
-    }
+    const signature = await serviceConfirms(client, read.proof);
+    checks.splice(
+      checks.findIndex((c) => c.name === 'signature'),
+      1,
+      signature,
+    );
+    if (signature.status !== 'valid') problems.push(`signature: ${signature.message}`);
   }
-  const isOk = checks.every((c) => c.status !== 'invalid');
-  if (values.json) print(JSON.stringify({ ok: isOk, proofId: proof.id, checks }, null, 2));
-  else
-    for (const c of checks)
-      print(
-        `${c.status === 'valid' ? 'ok  ' : c.status === 'invalid' ? 'FAIL' : 'skip'} ${c.name}: ${c.message}`,
-      );
-  return isOk ? EXIT.ok : EXIT.failed;
+  const verified = problems.length === 0;
+  if (fetched !== undefined) {
+    // Anchors from the service are written into the proof file only when the whole file verifies with
+    // them: a service that lies can fail a check, never spoil a good proof file.
+    if (verified) await saveProofFile(path, { ...(document as object), anchors: fetched });
+    else problems.push(`the anchors the service sent were not saved: ${path} is left as it was`);
+  }
+  if (values.json)
+    print(JSON.stringify({ ok: verified, verified, proofId: read.proof.id, checks, problems }, null, 2));
+  else {
+    for (const c of checks) print(escapeControl(`${MARK[c.status]} ${c.name}: ${c.message}`));
+    print(
+      verified
+        ? 'verified: every required check holds with trusted keys'
+        : escapeControl(`not verified: ${problems.join('; ')}`),
+    );
+  }
+  return verified ? EXIT.ok : EXIT.failed;
 }
 
-export function readManifest(text: string, file: string): ManifestKey[] {
+const MARK: Record<OfflineCheck['status'], string> = {
+  valid: 'ok  ',
+  invalid: 'FAIL',
+  unavailable: 'MISS',
+  unchecked: 'skip',
+};
+
+async function trustedKeys(
+  client: HashproofClient,
+  values: { online?: boolean; keys?: string },
+  document: unknown,
+): Promise<TrustedKeys> {
+  if (values.keys !== undefined) return pinnedKeys(values.keys);
+  if (values.online) return onlineKeys(client);
+  // The service the proof file names (stamp writes it), else the one the command is pointed at.
+  const service = (document as { service?: unknown } | null)?.service;
+  return rememberedKeys(
+    typeof service === 'string' && /^https?:\/\//.test(service) && URL.canParse(service)
+      ? service
+      : client.baseUrl,
+  );
+}
+
+/** The service vouches for its stored proof: the file must be that proof, field for field. */
+async function serviceConfirms(client: HashproofClient, proof: ProofFile['proof']): Promise<OfflineCheck> {
+  const name = 'signature';
   try {
-    const keys = (JSON.parse(text) as { keys?: unknown }).keys;
-    if (Array.isArray(keys)) return keys as ManifestKey[];
-  } catch {
-    // reported below
+    const report = await client.verify(proof.id);
+    const stored = (await client.getProof(proof.id)).proof;
+    const matches =
+      report.verified &&
+      stored.signature === proof.signature &&
+      signingMessage(stored) === signingMessage(proof);
+    return matches
+      ? { name, status: 'valid', message: 'The service confirms the signature' }
+      : { name, status: 'invalid', message: 'The service does not confirm this proof' };
+  } catch (error) {
+    if (error instanceof HashproofError && error.status === 404)
+      return { name, status: 'invalid', message: 'The service has no such proof' };
+    if (error instanceof HashproofError) throw error;
+    return { name, status: 'invalid', message: 'The service does not confirm this proof' };
   }
-  throw new UsageError(`--keys ${file}: not a key manifest (a saved /.well-known/hashproof-keys.json)`);
 }
 
-/** The proof file's JSON; a missing or unreadable one is a usage error that names it. */
+const SIGNED_TEXT = [
+  'id',
+  'timestamp',
+  'contentHash',
+  'label',
+  'metadataHash',
+  'signature',
+  'keyId',
+] as const;
+const EVIDENCE_TEXT = ['timestampToken', 'tsaCertificates', 'tlogProof', 'logVerifierKey'] as const;
+
+/**
+ * The proof file's parts, in the shapes the checks read. A field of the wrong type does not stop the
+ * checks: it is replaced by an empty one (which verifies nothing) and named in `malformed`.
+ */
+function proofFileOf(document: unknown): { proofFile: ProofFile; malformed?: string } {
+  const object = (value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  const whole = object(document) ?? {};
+  const proof = { ...(object(whole.proof) ?? whole) };
+  const wrong: string[] = [];
+  for (const field of SIGNED_TEXT)
+    if (typeof proof[field] !== 'string') {
+      wrong.push(`proof.${field}`);
+      proof[field] = '';
+    }
+  const receipt = object(proof.receipt);
+  if (
+    proof.receipt !== null &&
+    (typeof receipt?.keyId !== 'string' || typeof receipt.signature !== 'string')
+  ) {
+    wrong.push('proof.receipt');
+    proof.receipt = null;
+  }
+  const log = object(proof.log);
+  if (
+    proof.log !== undefined &&
+    proof.log !== null &&
+    (typeof log?.origin !== 'string' || !Number.isSafeInteger(log.leafIndex))
+  ) {
+    wrong.push('proof.log');
+    proof.log = { origin: '', leafIndex: -1 };
+  }
+  const evidence = { ...(object(whole.evidence) ?? {}) };
+  if (whole.evidence !== undefined && object(whole.evidence) === undefined) wrong.push('evidence');
+  for (const field of EVIDENCE_TEXT)
+    if (evidence[field] !== undefined && typeof evidence[field] !== 'string') {
+      wrong.push(`evidence.${field}`);
+      evidence[field] = '';
+    }
+  const anchors = whole.anchors === undefined ? undefined : anchorsOf(whole.anchors);
+  if (anchors === null) wrong.push('anchors');
+  return {
+    proofFile: {
+      proof: proof as unknown as ProofFile['proof'],
+      evidence: evidence,
+      ...(anchors === undefined ? {} : { anchors: anchors ?? MALFORMED_ANCHORS }),
+    },
+    ...(wrong.length === 0 ? {} : { malformed: `the proof file is malformed (${wrong.join(', ')})` }),
+  };
+}
+
+/** Anchors that verify nothing: what a malformed `anchors` part of a proof file is checked as. */
+const MALFORMED_ANCHORS: NonNullable<ProofFile['anchors']> = {
+  proofId: '',
+  treeSize: 0,
+  rootHash: '',
+  checkpoint: '',
+  inclusion: { leafIndex: 0, treeSize: 0, rootHash: '', hashes: [] },
+  rfc3161: [],
+  opentimestamps: [],
+};
+
+/** The anchors part of a proof file when it has the shape the checks read; null otherwise. */
+function anchorsOf(value: unknown): ProofFile['anchors'] | null {
+  const a = value as Record<string, unknown> | null;
+  if (a === null || typeof a !== 'object') return null;
+  const inclusion = a.inclusion as Record<string, unknown> | null;
+  const isText = (v: unknown) => typeof v === 'string';
+  const ok =
+    isText(a.proofId) &&
+    Number.isSafeInteger(a.treeSize) &&
+    isText(a.rootHash) &&
+    isText(a.checkpoint) &&
+    inclusion !== null &&
+    typeof inclusion === 'object' &&
+    Number.isSafeInteger(inclusion.leafIndex) &&
+    Number.isSafeInteger(inclusion.treeSize) &&
+    isText(inclusion.rootHash) &&
+    Array.isArray(inclusion.hashes) &&
+    inclusion.hashes.every(isText) &&
+    Array.isArray(a.rfc3161) &&
+    a.rfc3161.every(
+      (t: Record<string, unknown>) => t !== null && isText(t.url) && isText(t.genTime) && isText(t.token),
+    ) &&
+    Array.isArray(a.opentimestamps) &&
+    a.opentimestamps.every(
+      (o: Record<string, unknown>) => o !== null && isText(o.calendar) && isText(o.status),
+    ) &&
+    (a.ots === undefined || isText(a.ots));
+  return ok ? (a as unknown as ProofFile['anchors']) : null;
+}
+
+/** The proof file's JSON; a missing, unreadable or oversized one is a usage error that names it. */
 async function readProofFile(path: string, besideFile: string | undefined): Promise<unknown> {
   let text: string;
   try {
+    if ((await stat(path)).size > MAX_PROOF_FILE_BYTES)
+      throw new UsageError(`${path} is over ${MAX_PROOF_FILE_BYTES >> 20} MiB: not a proof file`);
     text = await readFile(path, 'utf8');
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new UsageError(
       missing

@@ -7,14 +7,20 @@ import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
 export {
   hashFile,
   hashStream,
-  pinKeys,
+  logKeyOf,
+  manifestKeysOf,
   verifyOffline,
+  verifyProofFile,
   type Content,
   type Evidence,
+  type FileVerdict,
   type ManifestKey,
   type OfflineCheck,
+  type ProofFile,
   type PublicKeyEntry,
 } from './offline.ts';
+export { KeyManifestChangedError, KeyMemory, originOf } from './key-memory.ts';
+export { writeFileAtomic } from './atomic-file.ts';
 export { auditEntries } from './log-audit.ts';
 export {
   defaultStateDir,

@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { isContentHash } from '../core/hashing.ts';
+import { checkAnchors, type ProofAnchors } from '../verify/anchor-checks.ts';
 import { verifyProof, type VerifiableProof } from '../verify/proof-verifier.ts';
 
 /**
@@ -10,11 +11,14 @@ import { verifyProof, type VerifiableProof } from '../verify/proof-verifier.ts';
 export interface Evidence {
   /** The TimeStampResp, base64 DER. */
   timestampToken?: string;
-  /** The TSA certificate followed by its root, PEM (the root is the trust anchor: compare it). */
+  /**
+   * The TSA certificate followed by its root, PEM. Trusted only when the certificate carries a TSA key
+   * of the trusted manifest.
+   */
   tsaCertificates?: string;
   /** The C2SP tlog-proof file. */
   tlogProof?: string;
-  /** The log's C2SP verifier key (compare it with the service's key manifest). */
+  /** The log's C2SP verifier key, for a reader; the checks use the trusted manifest's log key only. */
   logVerifierKey?: string;
 }
 
@@ -47,9 +51,14 @@ export async function hashStream(
   return 'sha256:' + hash.digest('hex');
 }
 
+/**
+ * One check of a proof file. `unavailable`: it could not be made (a missing piece, no trusted key), so a
+ * check the verdict requires fails the proof; `unchecked`: reported, and not counted as evidence either
+ * way (the HMAC offline, an outside root not given, a calendar's pending or unchecked claim).
+ */
 export interface OfflineCheck {
   name: string;
-  status: 'valid' | 'invalid' | 'unavailable';
+  status: 'valid' | 'invalid' | 'unavailable' | 'unchecked';
   message: string;
 }
 
@@ -57,44 +66,47 @@ export interface OfflineCheck {
 export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string };
 
 /**
- * Ties the evidence saved in a proof file to keys the verifier trusts (a copy of the service's key
- * manifest kept apart from the proof, or the manifest fetched from the service). Without it every key
- * would come from the proof file itself, and a forger who replaced all of them would pass. Returns the
- * evidence with the pinned log key in place of the file's, and a `keys` check: invalid when the
- * receipt's key, the file's TSA certificate or its log key is not one the manifest lists.
+ * The keys of a key manifest (`{ keys: [...] }`, as /.well-known/hashproof-keys.json serves it), each
+ * with the fields trust rests on; a string saying what is wrong when it is not one.
  */
-export function pinKeys(
-  manifest: ManifestKey[],
-  evidence: Evidence,
-  proof?: Pick<VerifiableProof, 'receipt'>,
-): { evidence: Evidence; check: OfflineCheck } {
-  const name = 'keys';
-  const problems: string[] = [];
-  const receiptKeyId = proof?.receipt?.keyId;
-  if (receiptKeyId !== undefined && !manifest.some((k) => k.keyId === receiptKeyId))
-    problems.push(`the receipt key ${receiptKeyId} is not a pinned key`);
-  const logKey = manifest.find((k) => k.use === 'log')?.verifierKey;
-  if (evidence.logVerifierKey !== undefined && evidence.logVerifierKey !== logKey)
-    problems.push('the log key in the proof file is not the pinned log key');
-  if (evidence.tsaCertificates !== undefined) {
-    try {
-      const signer = new X509Certificate(evidence.tsaCertificates).publicKey
-        .export({ format: 'der', type: 'spki' })
-        .toString('base64');
-      if (!manifest.some((k) => k.use === 'tsa' && k.publicKey === signer))
-        problems.push('the TSA certificate in the proof file is not a pinned TSA key');
-    } catch {
-      problems.push('the TSA certificate in the proof file does not parse');
-    }
+export function manifestKeysOf(value: unknown): ManifestKey[] | string {
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) return 'not a key manifest (no "keys" list)';
+  const text = (v: unknown) => typeof v === 'string';
+  for (const [index, key] of keys.entries()) {
+    const k = key as Record<string, unknown> | null;
+    if (
+      k === null ||
+      typeof k !== 'object' ||
+      !['keyId', 'algorithm', 'publicKey', 'validFrom'].every((field) => text(k[field])) ||
+      !(k.validUntil === null || text(k.validUntil)) ||
+      !(k.use === undefined || text(k.use)) ||
+      !(k.verifierKey === undefined || text(k.verifierKey))
+    )
+      return `key ${index} of the manifest lacks keyId, algorithm, publicKey, validFrom or validUntil`;
   }
-  const pinned: Evidence = { ...evidence, ...(logKey === undefined ? {} : { logVerifierKey: logKey }) };
-  return {
-    evidence: pinned,
-    check:
-      problems.length > 0
-        ? { name, status: 'invalid', message: problems.join('; ').replace(/^./, (c) => c.toUpperCase()) }
-        : { name, status: 'valid', message: 'Every key used is one the pinned key manifest lists' },
-  };
+  return keys as ManifestKey[];
+}
+
+/** The keys of a manifest that may sign receipts (a manifest from before `use` existed lists only those). */
+const receiptKeys = (keys: readonly ManifestKey[]) =>
+  keys.filter((key) => key.use === undefined || key.use === 'receipt');
+
+/** The log's C2SP verifier key in a key manifest, if it names one. */
+export function logKeyOf(keys: readonly ManifestKey[]): string | undefined {
+  return keys.find((key) => key.use === 'log')?.verifierKey;
+}
+
+/** Does a PEM certificate carry one of the manifest's TSA keys? */
+function isTrustedTsa(keys: readonly ManifestKey[], pem: string): boolean {
+  try {
+    const signer = new X509Certificate(pem).publicKey
+      .export({ format: 'der', type: 'spki' })
+      .toString('base64');
+    return keys.some((key) => key.use === 'tsa' && key.publicKey === signer);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -110,38 +122,111 @@ async function contentHashOf(content: Content): Promise<string> {
 }
 
 /**
- * Checks a proof with nothing but the proof, the content and the service's public keys (the same checks
- * as the service's verification report, docs/verification.md): the content hash matches, the fields form
- * a well-formed signing message, the Ed25519 receipt verifies with a key of the manifest that was valid
- * at the proof's time, and the saved evidence (RFC 3161 token, inclusion in the log) holds. The HMAC
- * signature can only be checked by the service. Rejects when a file cannot be read.
+ * Checks a proof with nothing but the proof, the content and the keys the caller trusts (a manifest
+ * pinned with --keys, fetched from the service, or remembered for it: never keys the proof file carries),
+ * as the service's verification report does (docs/verification.md): the content hash matches, the fields
+ * form a well-formed signing message, the Ed25519 receipt verifies with a trusted receipt key valid at
+ * the proof's time, the RFC 3161 token verifies with a certificate that carries a trusted TSA key, and a
+ * saved inclusion proof leads to a checkpoint signed by the trusted log key. The HMAC signature can only
+ * be checked by the service. Each check's status is reported; `verifyProofFile` gives the verdict.
+ * Rejects when a file cannot be read.
  */
 export async function verifyOffline(
   proof: VerifiableProof,
   content: Content,
-  keys: PublicKeyEntry[] = [],
+  trustedKeys: readonly ManifestKey[] = [],
   evidence: Evidence = {},
 ): Promise<OfflineCheck[]> {
-  const { checks } = verifyProof(
+  return (await offlineReport(proof, content, trustedKeys, evidence)).checks;
+}
+
+async function offlineReport(
+  proof: VerifiableProof,
+  content: Content,
+  trustedKeys: readonly ManifestKey[],
+  evidence: Evidence,
+): Promise<{ checks: OfflineCheck[]; problems: string[] }> {
+  const logVerifierKey = logKeyOf(trustedKeys);
+  const tsa = evidence.tsaCertificates;
+  const report = verifyProof(
     proof,
     {
       contentHash: await contentHashOf(content),
-      ...(evidence.timestampToken === undefined
-        ? {}
-        : { timestampToken: Buffer.from(evidence.timestampToken, 'base64') }),
+      timestampToken:
+        evidence.timestampToken === undefined ? null : Buffer.from(evidence.timestampToken, 'base64'),
       ...(evidence.tlogProof === undefined ? {} : { inclusion: evidence.tlogProof }),
     },
     {
-      receiptKeys: keys,
-      ...(evidence.tsaCertificates === undefined ? {} : { tsa: evidence.tsaCertificates }),
-      ...(evidence.logVerifierKey === undefined ? {} : { logVerifierKey: evidence.logVerifierKey }),
+      receiptKeys: receiptKeys(trustedKeys),
+      ...(tsa !== undefined && isTrustedTsa(trustedKeys, tsa) ? { tsa } : {}),
+      ...(logVerifierKey === undefined ? {} : { logVerifierKey }),
     },
   );
-  return (['contentHash', 'format', 'receipt', 'timestamp', 'inclusion', 'signature'] as const).map(
-    (name) => ({
-      name,
-      status: checks[name].status,
-      message: checks[name].message,
-    }),
-  );
+  const { checks } = report;
+  if (tsa !== undefined && checks.timestamp.status === 'unavailable')
+    checks.timestamp = {
+      status: 'unavailable',
+      message: 'The TSA certificate in the proof file carries none of the trusted TSA keys',
+    };
+  const checkList: OfflineCheck[] = (
+    ['contentHash', 'format', 'receipt', 'timestamp', 'inclusion', 'signature'] as const
+  ).map((name) => ({ name, status: checks[name].status, message: checks[name].message }));
+  // What the verdict does not require is reported as unchecked rather than as a gap.
+  for (const check of checkList) {
+    if (check.status !== 'unavailable') continue;
+    if (check.name === 'signature')
+      Object.assign(check, {
+        status: 'unchecked',
+        message:
+          'Only the service can check its HMAC (verify --online); the receipt vouches for the same fields',
+      });
+    if (check.name === 'inclusion' && evidence.tlogProof === undefined) check.status = 'unchecked';
+  }
+  return { checks: checkList, problems: report.problems };
+}
+
+/** What a proof file holds: the proof, its evidence and, once fetched, its anchors. */
+export interface ProofFile {
+  proof: VerifiableProof & { id: string; contentHash: string };
+  evidence?: Evidence;
+  anchors?: ProofAnchors;
+}
+
+export interface FileVerdict {
+  /** True only when every required piece verified with trusted keys, and every carried piece too. */
+  verified: boolean;
+  checks: OfflineCheck[];
+  /** Why it is not verified: one line per missing or failing piece. */
+  problems: string[];
+}
+
+/**
+ * The verdict on a proof file (docs/verification.md, "What verified means"): verified only when the
+ * content hash, the format, the receipt and the RFC 3161 token are valid under `trustedKeys`, and every
+ * piece the file carries (inclusion, anchors) verifies too. Anything missing or that could not be checked
+ * makes it not verified. Outside roots (`tsaRoots`, `bitcoinHeaders`) let anchors count; without them an
+ * anchor is reported as unchecked.
+ */
+export async function verifyProofFile(
+  file: ProofFile,
+  content: Content,
+  trustedKeys: readonly ManifestKey[],
+  options: { tsaRoots?: X509Certificate[]; bitcoinHeaders?: Map<number, Buffer> } = {},
+): Promise<FileVerdict> {
+  const { proof, evidence = {}, anchors } = file;
+  const { checks, problems } = await offlineReport(proof, content, trustedKeys, evidence);
+  if (trustedKeys.length === 0) problems.unshift('keys: no trusted keys');
+  if (anchors !== undefined) {
+    const logVerifierKey = logKeyOf(trustedKeys);
+    for (const check of checkAnchors(proof, anchors, {
+      ...(options.tsaRoots === undefined ? {} : { roots: options.tsaRoots }),
+      ...(logVerifierKey === undefined ? {} : { logVerifierKey }),
+      ...(options.bitcoinHeaders === undefined ? {} : { bitcoinHeaders: options.bitcoinHeaders }),
+    })) {
+      checks.push(check);
+      if (check.status === 'invalid' || check.status === 'unavailable')
+        problems.push(`${check.name}: ${check.message}`);
+    }
+  }
+  return { verified: problems.length === 0, checks, problems };
 }

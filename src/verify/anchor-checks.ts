@@ -25,9 +25,14 @@ export interface ProofAnchors {
   ots?: string;
 }
 
+/**
+ * `unavailable`: the check could not be made, and the anchor does not verify; `unchecked`: what the
+ * anchor claims rests on an outside root not given (an authority's root, a Bitcoin block header) or
+ * is still pending, so it is reported and not counted.
+ */
 export interface AnchorCheck {
   name: string;
-  status: 'valid' | 'invalid' | 'unavailable';
+  status: 'valid' | 'invalid' | 'unavailable' | 'unchecked';
   message: string;
 }
 
@@ -85,7 +90,7 @@ function tokenCheck(
       }
     : {
         name,
-        status: 'unavailable',
+        status: 'unchecked',
         message: `Present: ${says}; its chain is not checked (give that authority's own root with --tsa-roots)`,
       };
 }
@@ -139,11 +144,11 @@ function otsChecks(proof: { contentHash: string }, anchors: ProofAnchors): Ancho
     if (attestation.kind === 'pending') {
       return {
         name: `${name} ${hostOf(attestation.uri)}`,
-        status: 'unavailable' as const,
+        status: 'unchecked' as const,
         message: 'Pending at the calendar: not in Bitcoin yet (verify --online later fetches the upgrade)',
       };
     }
-    return { name, status: 'unavailable' as const, message: 'An attestation of a kind not checked here' };
+    return { name, status: 'unchecked' as const, message: 'An attestation of a kind not checked here' };
   });
 }
 

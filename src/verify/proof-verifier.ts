@@ -31,6 +31,8 @@ export interface VerifiableProof extends SignedProofFields {
   signature: string;
   keyId: string;
   receipt: { keyId: string; signature: string } | null;
+  /** Where the proof says it stands in the log; an inclusion proof must agree with it. */
+  log?: { origin: string; leafIndex: number } | null;
 }
 
 /** A receipt key as the key manifest publishes it: its public half and its validity window. */
@@ -73,8 +75,15 @@ export interface Evidence {
 export type Memo = <T>(key: string, compute: () => T) => T;
 
 export interface VerificationReport {
-  /** True when no check is invalid. */
+  /**
+   * True only when every check the verdict requires is valid (docs/verification.md, "What verified
+   * means"): the format, the receipt and the RFC 3161 token always; the content hash when content was
+   * given; the HMAC signature when the verifier holds its key; the inclusion when evidence of it was
+   * given. A required check that could not be made is not a pass.
+   */
   verified: boolean;
+  /** One line per required check that is not valid, naming it: why the proof is not verified. */
+  problems: string[];
   signingMessage: string;
   checks: {
     contentHash: Check;
@@ -106,13 +115,27 @@ export function verifyProof(
         : checkSignature(proof, trust.hmac, memo),
     receipt: receiptCheck(proof, message, trust.receiptKeys, memo),
     timestamp: timestampCheck(proof, evidence.timestampToken, trust.tsa, memo),
-    inclusion: inclusionCheck(message, evidence.inclusion, trust.logVerifierKey, memo),
+    inclusion: inclusionCheck(proof, message, evidence.inclusion, trust.logVerifierKey, memo),
   };
-  return {
-    verified: Object.values(checks).every((check) => check.status !== 'invalid'),
-    signingMessage: message,
-    checks,
-  };
+  const required = requiredChecks(evidence, trust);
+  const problems = (Object.keys(checks) as (keyof typeof checks)[])
+    .filter(
+      (name) => checks[name].status === 'invalid' || (required.has(name) && checks[name].status !== 'valid'),
+    )
+    .map((name) => `${name}: ${checks[name].message}`);
+  return { verified: problems.length === 0, problems, signingMessage: message, checks };
+}
+
+/**
+ * The checks the verdict cannot do without, given what the verifier holds: a check outside this set is
+ * reported but does not count, unless it is invalid (evidence that fails always fails the proof).
+ */
+export function requiredChecks(evidence: Evidence, trust: Trust): Set<keyof VerificationReport['checks']> {
+  const required = new Set<keyof VerificationReport['checks']>(['format', 'receipt', 'timestamp']);
+  if (evidence.contentHash !== undefined) required.add('contentHash');
+  if (trust.hmac !== undefined) required.add('signature');
+  if (evidence.inclusion !== undefined && evidence.inclusion !== null) required.add('inclusion');
+  return required;
 }
 
 const valid = (message: string): Check => ({ status: 'valid', message });
@@ -233,6 +256,7 @@ function timestampCheck(
 }
 
 function inclusionCheck(
+  claimed: VerifiableProof,
   message: string,
   inclusion: Evidence['inclusion'],
   logVerifierKey: string | undefined,
@@ -249,6 +273,14 @@ function inclusionCheck(
     return { ...none, ...invalid(`The tlog-proof does not parse: ${(error as Error).message}`) };
   }
   const { leafIndex } = proof;
+  if (claimed.log != null && claimed.log.leafIndex !== leafIndex)
+    return {
+      leafIndex,
+      treeSize: null,
+      ...invalid(
+        `The proof says it is entry ${claimed.log.leafIndex}, its inclusion proof is for entry ${leafIndex}`,
+      ),
+    };
   if (logVerifierKey === undefined)
     return {
       leafIndex,
@@ -263,6 +295,12 @@ function inclusionCheck(
   if (checkpoint === undefined)
     return { leafIndex, treeSize: null, ...invalid('The checkpoint does not verify with the log key') };
   const treeSize = checkpoint.size;
+  if (claimed.log != null && claimed.log.origin !== checkpoint.origin)
+    return {
+      leafIndex,
+      treeSize,
+      ...invalid(`The proof names the log ${claimed.log.origin}, its checkpoint is of ${checkpoint.origin}`),
+    };
   const isIncluded =
     message !== '' &&
     verifyInclusion(
