@@ -71,10 +71,13 @@ export async function stampFiles(
         : undefined;
       // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
       const evidence = await client.evidence(result.proof.id);
+      // Once in the log, the proof names its place there, which its inclusion proof must then prove.
+      const proof =
+        evidence.tlogProof === undefined ? result.proof : (await client.getProof(result.proof.id)).proof;
       // The log's checkpoint must extend every one of it seen before (docs/cli.md).
       await checkLog(client, await options.keys(), evidence.tlogProof);
       const document = {
-        proof: result.proof,
+        proof,
         links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
         service: client.baseUrl,
         // The public key that signed the receipt, so the file verifies offline. Compare it with the

@@ -3,6 +3,7 @@ import { signingMessage } from '../core/proof-signature.ts';
 import {
   HashproofError,
   hashStream,
+  proofFileOf,
   verifyProofFile,
   type HashproofClient,
   type OfflineCheck,
@@ -44,12 +45,12 @@ export async function verify(
   const path = proofFile ?? `${file}.proof.json`;
   const document = await readProofFile(path, proofFile === undefined ? file : undefined);
   const roots = values['tsa-roots'] === undefined ? undefined : await readRoots(values['tsa-roots']);
-  const { proofFile: read, malformed } = proofFileOf(document);
+  const read = proofFileOf(document);
   const trusted = await trustedKeys(client, values, document);
   // The service's log must still extend every checkpoint of it seen before (docs/cli.md).
   if (values.online) await checkLog(client, trusted.keys);
   const fetched = values.online ? await client.anchors(read.proof.id) : undefined;
-  const candidate: ProofFile = fetched === undefined ? read : { ...read, anchors: fetched };
+  const candidate = fetched === undefined ? document : { ...(document as object), anchors: fetched };
   const content = file === '-' ? { hash: await hashStream(process.stdin) } : { path: file };
   const verdict = await verifyProofFile(
     candidate,
@@ -58,8 +59,14 @@ export async function verify(
     roots === undefined ? {} : { tsaRoots: roots },
   );
   const { checks, problems } = verdict;
-  if (malformed !== undefined) problems.unshift(`format: ${malformed}`);
-  checks.push({ name: 'keys', status: 'valid', message: `Trusted keys ${trusted.source}` });
+  if (fetched === undefined && read.anchors === undefined)
+    checks.push({
+      name: 'anchors',
+      status: 'unchecked',
+      message: values.online
+        ? 'No anchored checkpoint holds this proof yet (or the service anchors nothing): try again later'
+        : 'None saved in the proof file: hashproof verify --online fetches them once a checkpoint holding the proof is anchored',
+    });
   if (values.online) {
     const signature = await serviceConfirms(client, read.proof);
     checks.splice(
@@ -73,12 +80,19 @@ export async function verify(
   if (fetched !== undefined) {
     // Anchors from the service are written into the proof file only when the whole file verifies with
     // them: a service that lies can fail a check, never spoil a good proof file.
-    if (verified) await saveProofFile(path, { ...(document as object), anchors: fetched });
+    if (verified) await saveProofFile(path, candidate as object);
     else problems.push(`the anchors the service sent were not saved: ${path} is left as it was`);
   }
   if (values.json)
-    print(JSON.stringify({ ok: verified, verified, proofId: read.proof.id, checks, problems }, null, 2));
+    print(
+      JSON.stringify(
+        { ok: verified, verified, proofId: read.proof.id, trustedKeys: trusted.source, checks, problems },
+        null,
+        2,
+      ),
+    );
   else {
+    print(escapeControl(`trusted keys: ${trusted.source}`));
     for (const c of checks) print(escapeControl(`${MARK[c.status]} ${c.name}: ${c.message}`));
     print(
       verified
@@ -131,111 +145,6 @@ async function serviceConfirms(client: HashproofClient, proof: ProofFile['proof'
     if (error instanceof HashproofError) throw error;
     return { name, status: 'invalid', message: 'The service does not confirm this proof' };
   }
-}
-
-const SIGNED_TEXT = [
-  'id',
-  'timestamp',
-  'contentHash',
-  'label',
-  'metadataHash',
-  'signature',
-  'keyId',
-] as const;
-const EVIDENCE_TEXT = ['timestampToken', 'tsaCertificates', 'tlogProof', 'logVerifierKey'] as const;
-
-/**
- * The proof file's parts, in the shapes the checks read. A field of the wrong type does not stop the
- * checks: it is replaced by an empty one (which verifies nothing) and named in `malformed`.
- */
-function proofFileOf(document: unknown): { proofFile: ProofFile; malformed?: string } {
-  const object = (value: unknown) =>
-    value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  const whole = object(document) ?? {};
-  const proof = { ...(object(whole.proof) ?? whole) };
-  const wrong: string[] = [];
-  for (const field of SIGNED_TEXT)
-    if (typeof proof[field] !== 'string') {
-      wrong.push(`proof.${field}`);
-      proof[field] = '';
-    }
-  const receipt = object(proof.receipt);
-  if (
-    proof.receipt !== null &&
-    (typeof receipt?.keyId !== 'string' || typeof receipt.signature !== 'string')
-  ) {
-    wrong.push('proof.receipt');
-    proof.receipt = null;
-  }
-  const log = object(proof.log);
-  if (
-    proof.log !== undefined &&
-    proof.log !== null &&
-    (typeof log?.origin !== 'string' || !Number.isSafeInteger(log.leafIndex))
-  ) {
-    wrong.push('proof.log');
-    proof.log = { origin: '', leafIndex: -1 };
-  }
-  const evidence = { ...(object(whole.evidence) ?? {}) };
-  if (whole.evidence !== undefined && object(whole.evidence) === undefined) wrong.push('evidence');
-  for (const field of EVIDENCE_TEXT)
-    if (evidence[field] !== undefined && typeof evidence[field] !== 'string') {
-      wrong.push(`evidence.${field}`);
-      evidence[field] = '';
-    }
-  const anchors = whole.anchors === undefined ? undefined : anchorsOf(whole.anchors);
-  if (anchors === null) wrong.push('anchors');
-  return {
-    proofFile: {
-      proof: proof as unknown as ProofFile['proof'],
-      evidence: evidence,
-      ...(anchors === undefined ? {} : { anchors: anchors ?? MALFORMED_ANCHORS }),
-    },
-    ...(wrong.length === 0 ? {} : { malformed: `the proof file is malformed (${wrong.join(', ')})` }),
-  };
-}
-
-/** Anchors that verify nothing: what a malformed `anchors` part of a proof file is checked as. */
-const MALFORMED_ANCHORS: NonNullable<ProofFile['anchors']> = {
-  proofId: '',
-  treeSize: 0,
-  rootHash: '',
-  checkpoint: '',
-  inclusion: { leafIndex: 0, treeSize: 0, rootHash: '', hashes: [] },
-  rfc3161: [],
-  opentimestamps: [],
-};
-
-/** The anchors part of a proof file when it has the shape the checks read; null otherwise. */
-function anchorsOf(value: unknown): ProofFile['anchors'] | null {
-  const a = value as Record<string, unknown> | null;
-  if (a === null || typeof a !== 'object') return null;
-  const inclusion = a.inclusion as Record<string, unknown> | null;
-  const isText = (v: unknown) => typeof v === 'string';
-  const ok =
-    isText(a.proofId) &&
-    Number.isSafeInteger(a.treeSize) &&
-    isText(a.rootHash) &&
-    isText(a.checkpoint) &&
-    inclusion !== null &&
-    typeof inclusion === 'object' &&
-    Number.isSafeInteger(inclusion.leafIndex) &&
-    Number.isSafeInteger(inclusion.treeSize) &&
-    isText(inclusion.rootHash) &&
-    Array.isArray(inclusion.hashes) &&
-    inclusion.hashes.every(isText) &&
-    Array.isArray(a.rfc3161) &&
-    a.rfc3161.every(
-      (t: Record<string, unknown>) => t !== null && isText(t.url) && isText(t.genTime) && isText(t.token),
-    ) &&
-    Array.isArray(a.opentimestamps) &&
-    a.opentimestamps.every(
-      (o: Record<string, unknown>) => o !== null && isText(o.calendar) && isText(o.status),
-    ) &&
-    (a.ots === undefined || isText(a.ots));
-  return ok ? (a as unknown as ProofFile['anchors']) : null;
 }
 
 /** The proof file's JSON; a missing, unreadable or oversized one is a usage error that names it. */

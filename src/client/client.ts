@@ -9,6 +9,8 @@ export {
   hashStream,
   logKeyOf,
   manifestKeysOf,
+  parseProofFile,
+  proofFileOf,
   verifyOffline,
   verifyProofFile,
   type Content,

@@ -152,8 +152,9 @@ async function offlineReport(
     proof,
     {
       contentHash: await contentHashOf(content),
-      timestampToken:
-        evidence.timestampToken === undefined ? null : Buffer.from(evidence.timestampToken, 'base64'),
+      ...(evidence.timestampToken === undefined
+        ? {}
+        : { timestampToken: Buffer.from(evidence.timestampToken, 'base64') }),
       ...(evidence.tlogProof === undefined ? {} : { inclusion: evidence.tlogProof }),
     },
     {
@@ -163,11 +164,17 @@ async function offlineReport(
     },
   );
   const { checks } = report;
-  if (tsa !== undefined && checks.timestamp.status === 'unavailable')
-    checks.timestamp = {
-      status: 'unavailable',
-      message: 'The TSA certificate in the proof file carries none of the trusted TSA keys',
-    };
+  if (
+    evidence.timestampToken !== undefined &&
+    tsa !== undefined &&
+    checks.timestamp.status === 'unavailable'
+  ) {
+    const message = 'The TSA certificate in the proof file carries none of the trusted TSA keys';
+    report.problems = report.problems.map((line) =>
+      line === `timestamp: ${checks.timestamp.message}` ? `timestamp: ${message}` : line,
+    );
+    checks.timestamp = { status: 'unavailable', message };
+  }
   const checkList: OfflineCheck[] = (
     ['contentHash', 'format', 'receipt', 'timestamp', 'inclusion', 'signature'] as const
   ).map((name) => ({ name, status: checks[name].status, message: checks[name].message }));
@@ -180,16 +187,135 @@ async function offlineReport(
         message:
           'Only the service can check its HMAC (verify --online); the receipt vouches for the same fields',
       });
-    if (check.name === 'inclusion' && evidence.tlogProof === undefined) check.status = 'unchecked';
+    if (check.name === 'inclusion' && evidence.tlogProof === undefined && proof.log == null)
+      check.status = 'unchecked';
   }
   return { checks: checkList, problems: report.problems };
 }
+
+/**
+ * The largest `.ots` file read from a proof file. The service's holds the proof's audit path and each
+ * calendar's reply (at most 10,000 bytes each, as the reference client reads them); reading a hostile one
+ * costs about 11 ms a KiB, so this keeps a check under half a second.
+ */
+const MAX_OTS_BYTES = 32 * 1024;
+const MAX_OTS_BASE64 = Math.ceil(MAX_OTS_BYTES / 3) * 4;
 
 /** What a proof file holds: the proof, its evidence and, once fetched, its anchors. */
 export interface ProofFile {
   proof: VerifiableProof & { id: string; contentHash: string };
   evidence?: Evidence;
   anchors?: ProofAnchors;
+}
+
+const SIGNED_TEXT = [
+  'id',
+  'timestamp',
+  'contentHash',
+  'label',
+  'metadataHash',
+  'signature',
+  'keyId',
+] as const;
+const EVIDENCE_TEXT = ['timestampToken', 'tsaCertificates', 'tlogProof', 'logVerifierKey'] as const;
+
+/**
+ * A proof file's parts (a whole proof file, or a bare proof document), in the shapes the checks read. A field of the wrong type does not stop the
+ * checks: it is replaced by an empty one (which verifies nothing) and named in `malformed`.
+ */
+export function parseProofFile(document: unknown): { proofFile: ProofFile; malformed?: string } {
+  const object = (value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  const whole = object(document) ?? {};
+  const proof = { ...(object(whole.proof) ?? whole) };
+  const wrong: string[] = [];
+  for (const field of SIGNED_TEXT)
+    if (typeof proof[field] !== 'string') {
+      wrong.push(`proof.${field}`);
+      proof[field] = '';
+    }
+  const receipt = object(proof.receipt);
+  if (
+    proof.receipt !== null &&
+    (typeof receipt?.keyId !== 'string' || typeof receipt.signature !== 'string')
+  ) {
+    wrong.push('proof.receipt');
+    proof.receipt = null;
+  }
+  const log = object(proof.log);
+  if (
+    proof.log !== undefined &&
+    proof.log !== null &&
+    (typeof log?.origin !== 'string' || !Number.isSafeInteger(log.leafIndex))
+  ) {
+    wrong.push('proof.log');
+    proof.log = { origin: '', leafIndex: -1 };
+  }
+  const evidence = { ...(object(whole.evidence) ?? {}) };
+  if (whole.evidence !== undefined && object(whole.evidence) === undefined) wrong.push('evidence');
+  for (const field of EVIDENCE_TEXT)
+    if (evidence[field] !== undefined && typeof evidence[field] !== 'string') {
+      wrong.push(`evidence.${field}`);
+      evidence[field] = '';
+    }
+  const anchors = whole.anchors === undefined ? undefined : anchorsOf(whole.anchors);
+  if (anchors === null) wrong.push('anchors');
+  return {
+    proofFile: {
+      proof: proof as unknown as ProofFile['proof'],
+      evidence: evidence,
+      ...(anchors === undefined ? {} : { anchors: anchors ?? MALFORMED_ANCHORS }),
+    },
+    ...(wrong.length === 0 ? {} : { malformed: `the proof file is malformed (${wrong.join(', ')})` }),
+  };
+}
+
+/** Anchors that verify nothing: what a malformed `anchors` part of a proof file is checked as. */
+const MALFORMED_ANCHORS: NonNullable<ProofFile['anchors']> = {
+  proofId: '',
+  treeSize: 0,
+  rootHash: '',
+  checkpoint: '',
+  inclusion: { leafIndex: 0, treeSize: 0, rootHash: '', hashes: [] },
+  rfc3161: [],
+  opentimestamps: [],
+};
+
+/** The anchors part of a proof file when it has the shape the checks read; null otherwise. */
+function anchorsOf(value: unknown): ProofFile['anchors'] | null {
+  const a = value as Record<string, unknown> | null;
+  if (a === null || typeof a !== 'object') return null;
+  const inclusion = a.inclusion as Record<string, unknown> | null;
+  const isText = (v: unknown) => typeof v === 'string';
+  const ok =
+    isText(a.proofId) &&
+    Number.isSafeInteger(a.treeSize) &&
+    isText(a.rootHash) &&
+    isText(a.checkpoint) &&
+    inclusion !== null &&
+    typeof inclusion === 'object' &&
+    Number.isSafeInteger(inclusion.leafIndex) &&
+    Number.isSafeInteger(inclusion.treeSize) &&
+    isText(inclusion.rootHash) &&
+    Array.isArray(inclusion.hashes) &&
+    inclusion.hashes.every(isText) &&
+    Array.isArray(a.rfc3161) &&
+    a.rfc3161.every(
+      (t: Record<string, unknown>) => t !== null && isText(t.url) && isText(t.genTime) && isText(t.token),
+    ) &&
+    Array.isArray(a.opentimestamps) &&
+    a.opentimestamps.every(
+      (o: Record<string, unknown>) => o !== null && isText(o.calendar) && isText(o.status),
+    ) &&
+    (a.ots === undefined || isText(a.ots));
+  return ok ? (a as unknown as ProofFile['anchors']) : null;
+}
+
+/** The proof of a proof file (or of a bare proof document), in the shape the checks read. */
+export function proofFileOf(document: unknown): ProofFile {
+  return parseProofFile(document).proofFile;
 }
 
 export interface FileVerdict {
@@ -208,15 +334,24 @@ export interface FileVerdict {
  * anchor is reported as unchecked.
  */
 export async function verifyProofFile(
-  file: ProofFile,
+  document: unknown,
   content: Content,
   trustedKeys: readonly ManifestKey[],
   options: { tsaRoots?: X509Certificate[]; bitcoinHeaders?: Map<number, Buffer> } = {},
 ): Promise<FileVerdict> {
-  const { proof, evidence = {}, anchors } = file;
+  const { proofFile, malformed } = parseProofFile(document);
+  const { proof, evidence = {}, anchors } = proofFile;
   const { checks, problems } = await offlineReport(proof, content, trustedKeys, evidence);
+  if (malformed !== undefined) problems.unshift(`format: ${malformed}`);
   if (trustedKeys.length === 0) problems.unshift('keys: no trusted keys');
-  if (anchors !== undefined) {
+  if (anchors?.ots !== undefined && anchors.ots.length > MAX_OTS_BASE64) {
+    checks.push({
+      name: 'anchor opentimestamps',
+      status: 'invalid',
+      message: `The saved .ots file is over ${MAX_OTS_BYTES} bytes: not read (no genuine one is that large)`,
+    });
+    problems.push(`anchor opentimestamps: the saved .ots file is over ${MAX_OTS_BYTES} bytes`);
+  } else if (anchors !== undefined) {
     const logVerifierKey = logKeyOf(trustedKeys);
     for (const check of checkAnchors(proof, anchors, {
       ...(options.tsaRoots === undefined ? {} : { roots: options.tsaRoots }),

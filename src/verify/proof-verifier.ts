@@ -117,7 +117,7 @@ export function verifyProof(
     timestamp: timestampCheck(proof, evidence.timestampToken, trust.tsa, memo),
     inclusion: inclusionCheck(proof, message, evidence.inclusion, trust.logVerifierKey, memo),
   };
-  const required = requiredChecks(evidence, trust);
+  const required = requiredChecks(proof, evidence, trust);
   const problems = (Object.keys(checks) as (keyof typeof checks)[])
     .filter(
       (name) => checks[name].status === 'invalid' || (required.has(name) && checks[name].status !== 'valid'),
@@ -127,14 +127,22 @@ export function verifyProof(
 }
 
 /**
- * The checks the verdict cannot do without, given what the verifier holds: a check outside this set is
- * reported but does not count, unless it is invalid (evidence that fails always fails the proof).
+ * The checks the verdict cannot do without, given the proof and what the verifier holds: a check
+ * outside this set is reported but does not count, unless it is invalid (evidence that fails always
+ * fails the proof).
  */
-export function requiredChecks(evidence: Evidence, trust: Trust): Set<keyof VerificationReport['checks']> {
+function requiredChecks(
+  proof: VerifiableProof,
+  evidence: Evidence,
+  trust: Trust,
+): Set<keyof VerificationReport['checks']> {
   const required = new Set<keyof VerificationReport['checks']>(['format', 'receipt', 'timestamp']);
   if (evidence.contentHash !== undefined) required.add('contentHash');
   if (trust.hmac !== undefined) required.add('signature');
-  if (evidence.inclusion !== undefined && evidence.inclusion !== null) required.add('inclusion');
+  // A proof that names its place in the log must prove it; evidence of inclusion must hold when given.
+  const claimsPlace = proof.log !== undefined && proof.log !== null;
+  if (claimsPlace || (evidence.inclusion !== undefined && evidence.inclusion !== null))
+    required.add('inclusion');
   return required;
 }
 

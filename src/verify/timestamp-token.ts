@@ -60,8 +60,13 @@ export function parseTimestampToken(response: Buffer): TokenParts | string {
 
 /** Is the TSA certificate issued by `root` and marked for time-stamping? Why not, or undefined. */
 export function checkTsaChain(tsaCertificate: X509Certificate, root: X509Certificate): string | undefined {
-  if (!tsaCertificate.verify(root.publicKey) || !tsaCertificate.checkIssued(root))
-    return 'the TSA certificate is not issued by the root';
+  try {
+    if (!root.verify(root.publicKey) || !root.checkIssued(root)) return 'the root does not sign itself';
+    if (!tsaCertificate.verify(root.publicKey) || !tsaCertificate.checkIssued(root))
+      return 'the TSA certificate is not issued by the root';
+  } catch {
+    return 'a certificate of the chain has a public key that does not decode';
+  }
   if (!(tsaCertificate.keyUsage ?? []).includes(TIME_STAMPING))
     return 'the certificate is not for time-stamping';
   return undefined;
