@@ -36,7 +36,7 @@ function hashproof(baseUrl: string, state: string, args: string[]): Promise<Run>
 
 /** What the command remembers of the log in a state directory. */
 function remembered(state: string): { checkpoint: LogCheckpoint; monitoredSize: number } {
-  const files = readdirSync(state).filter((name) => name.endsWith('.json'));
+  const files = readdirSync(state).filter((name) => name.startsWith('log-') && name.endsWith('.json'));
   assert.equal(files.length, 1, 'one log remembered');
   const stored = JSON.parse(readFileSync(path.join(state, files[0]!), 'utf8'));
   return { checkpoint: readCheckpoint(stored.checkpoint), monitoredSize: stored.monitoredSize };

@@ -87,7 +87,7 @@ test('the known proof with a whole-second token verifies: every check valid', ()
   assert.equal(report.verified, true);
 });
 
-test('without evidence or keys each check is unavailable, never valid, and the verdict stands', () => {
+test('without evidence or keys each check is unavailable, never valid, and the proof is not verified', () => {
   const report = verifyProof(vector.proof, {}, { receiptKeys: [] });
   assert.deepEqual(statuses(report), {
     contentHash: 'unavailable',
@@ -97,7 +97,12 @@ test('without evidence or keys each check is unavailable, never valid, and the v
     timestamp: 'unavailable',
     inclusion: 'unavailable',
   });
-  assert.equal(report.verified, true);
+  // Missing evidence is never a pass: the receipt and the token are required, whatever else is at hand.
+  assert.equal(report.verified, false);
+  assert.deepEqual(
+    report.problems.map((line) => line.split(':')[0]),
+    ['receipt', 'timestamp'],
+  );
   const absent = verifyProof(vector.proof, { timestampToken: null, inclusion: null }, trust());
   assert.equal(absent.checks.timestamp.status, 'unavailable');
   assert.match(absent.checks.inclusion.message, /Not in the log yet/);
