@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { api, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { startAlteringProxy } from '../../test/altering-proxy.ts';
 import { startOpensslTsa, type OpensslTsa } from '../../test/openssl-tsa.ts';
 import { startCalendar, type Calendar } from '../../test/ots-calendar.ts';
 import { run } from '../../test/process.ts';
@@ -115,6 +116,40 @@ describe('hashproof verify and anchors', () => {
     const bitcoin = check(`anchor opentimestamps bitcoin ${block.height}`);
     assert.equal(bitcoin?.status, 'valid');
     assert.ok(bitcoin.message.includes(block.header.subarray(36, 68).toString('hex')));
+  });
+
+  test('--online never writes anchors that do not verify: a lying service leaves the proof file as it was', async () => {
+    const proxy = await startAlteringProxy(server.baseUrl);
+    try {
+      const before = readFileSync(`${file}.proof.json`);
+      const state = path.join(work, '.state-liar');
+      const viaProxy = (args: string[]) =>
+        run(process.execPath, [CLI, ...args], {
+          env: { PATH: process.env.PATH, HASHPROOF_URL: proxy.url, HASHPROOF_STATE_DIR: state },
+        });
+      const lies: [string, (anchors: any) => void][] = [
+        ['another root', (a) => (a.rootHash = Buffer.alloc(32, 7).toString('base64'))],
+        ['an .ots file grown to 1.4 MB', (a) => (a.ots = Buffer.alloc(1_400_000, 0xf0).toString('base64'))],
+      ];
+      for (const [what, lie] of lies) {
+        proxy.alter((at, body) => {
+          if (!at.endsWith(`/api/proofs/${proofId}/anchors`)) return body;
+          const anchors = JSON.parse(body.toString('utf8'));
+          lie(anchors);
+          return Buffer.from(JSON.stringify(anchors));
+        });
+        if (what.includes('.ots'))
+          proxy.alter((at, body) =>
+            at.endsWith(`/api/proofs/${proofId}/proof.ots`) ? Buffer.alloc(1_400_000, 0xf0) : body,
+          );
+        const result = await viaProxy(['verify', file, '--online']);
+        assert.equal(result.code, 1, `${what}: ${result.stdout}${result.stderr}`);
+        assert.match(result.stdout, /^not verified: .*anchors the service sent were not saved/m, what);
+        assert.deepEqual(readFileSync(`${file}.proof.json`), before, `${what}: the proof file is untouched`);
+      }
+    } finally {
+      await proxy.close();
+    }
   });
 
   test('every tampered anchor fails offline', async () => {
