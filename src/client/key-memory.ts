@@ -111,5 +111,7 @@ function keyFields(key: ManifestKey): ManifestKey {
     validUntil: key.validUntil === null ? null : String(key.validUntil),
     ...(key.use === undefined ? {} : { use: String(key.use) }),
     ...(key.verifierKey === undefined ? {} : { verifierKey: String(key.verifierKey) }),
+    // The same key as PEM, for readers with openssl (the checks read `publicKey`).
+    ...(typeof key.publicKeyPem === 'string' ? { publicKeyPem: key.publicKeyPem } : {}),
   };
 }

@@ -63,7 +63,7 @@ export interface OfflineCheck {
 }
 
 /** A key of the manifest as the service publishes it, with its use and (for the log) its verifier key. */
-export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string };
+export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string; publicKeyPem?: string };
 
 /**
  * The keys of a key manifest (`{ keys: [...] }`, as /.well-known/hashproof-keys.json serves it), each
