@@ -28,7 +28,7 @@ describe('OpenTimestamps anchors', () => {
     calendars = [await startCalendar(), await startCalendar()];
     dir = mkdtempSync(path.join(tmpdir(), 'ots-anchor-'));
     server = await startServer({
-      env: { ANCHOR_OTS_CALENDARS: calendars.map((c) => c.url).join(','), ANCHOR_INTERVAL_MS: '100' },
+      env: { ANCHOR_OTS_CALENDARS: calendars.map((c) => c.url).join(','), ANCHOR_INTERVAL_MS: '100', ANCHOR_ALLOW_PRIVATE_URLS: 'true' },
     });
   });
   after(async () => {

@@ -257,6 +257,23 @@ export function writeDetachedFile(fileDigest: Buffer, t: OtsTimestamp): Buffer {
   return Buffer.concat([header, writeTimestamp(t)]);
 }
 
+/**
+ * The `.ots` file of a timestamp that runs from `fileDigest` through `ops`, one after another, into
+ * `tail`: the serialized timestamp (writeTimestamp) of the last message, written earlier. Only the
+ * chain's own operations are written here, so the tail's are not computed again; the caller vouches
+ * that `tail` is a timestamp of the chain's last message.
+ */
+export function writeDetachedChain(fileDigest: Buffer, ops: OtsOp[], tail: Buffer): Buffer {
+  if (fileDigest.length !== 32) fail('the file digest is not 32 bytes');
+  const out = [MAGIC, varuint(MAJOR_VERSION), Buffer.from([OP_TAGS.sha256]), fileDigest];
+  for (const op of ops) {
+    out.push(Buffer.from([OP_TAGS[op.op]]));
+    if ('arg' in op) out.push(varbytes(op.arg));
+  }
+  out.push(tail);
+  return Buffer.concat(out);
+}
+
 export function readDetachedFile(bytes: Buffer): { digest: Buffer; timestamp: OtsTimestamp } {
   const reader = new Reader(bytes);
   if (!reader.take(Math.min(MAGIC.length, bytes.length)).equals(MAGIC)) fail('not an OpenTimestamps proof');
