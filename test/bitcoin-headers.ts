@@ -62,7 +62,8 @@ export function mainnetHeaders(): { block1: Buffer } {
     Buffer.from(m[1]!.slice(0, 160), 'hex'),
   );
   const block1 = blocks.find(
-    (header) => bitcoinBlockHash(header) === '00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048',
+    (header) =>
+      bitcoinBlockHash(header) === '00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048',
   );
   if (block1 === undefined) throw new Error('python3-opentimestamps has no longer the header of block 1');
   return { block1 };

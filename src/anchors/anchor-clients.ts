@@ -198,7 +198,9 @@ export function parseReply(reply: Buffer, msg: Buffer, what: string): OtsTimesta
     );
   const depth = longestPath(timestamp);
   if (depth > MAX_PATH_OPS)
-    throw new AnchorFailure(`${what}: the answer has a path of ${depth} operations, over ${MAX_PATH_OPS}; refused`);
+    throw new AnchorFailure(
+      `${what}: the answer has a path of ${depth} operations, over ${MAX_PATH_OPS}; refused`,
+    );
   return timestamp;
 }
 

@@ -111,7 +111,8 @@ export class AnchorWorker {
     this.#client = new OutsideClient(config.allowPrivateUrls);
     this.#authorities = config.tsaUrls.map((url) => new Endpoint(url));
     this.#calendars = config.otsCalendars.map((url) => new Endpoint(url));
-    this.#headers = config.bitcoinHeadersUrl === undefined ? undefined : new Endpoint(config.bitcoinHeadersUrl);
+    this.#headers =
+      config.bitcoinHeadersUrl === undefined ? undefined : new Endpoint(config.bitcoinHeadersUrl);
   }
 
   get enabled(): boolean {
@@ -335,7 +336,8 @@ export class AnchorWorker {
       }
       await store.checked(key, { status, height: claim.height, commitment, timestamp: reply });
       const anchor = await store.at(row.treeSize);
-      if (anchor !== undefined) await store.setOts(row.treeSize, assembleCalendars(anchor.rootHash, anchor.calendars));
+      if (anchor !== undefined)
+        await store.setOts(row.treeSize, assembleCalendars(anchor.rootHash, anchor.calendars));
       log.info(
         { treeSize: row.treeSize, calendar: row.calendar, height: claim.height, status },
         status === 'bitcoin'

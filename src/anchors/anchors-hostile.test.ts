@@ -207,7 +207,9 @@ describe('hostile calendars', () => {
       const proof = await notarize(s.server, 6);
       const claimed = await eventually(() => api(s.server.baseUrl, `/api/proofs/${proof.id}/anchors`), {
         what: 'the claimed attestation',
-        until: (res) => res.body?.opentimestamps?.[0]?.status !== undefined && res.body.opentimestamps[0].status !== 'pending',
+        until: (res) =>
+          res.body?.opentimestamps?.[0]?.status !== undefined &&
+          res.body.opentimestamps[0].status !== 'pending',
       });
       assert.deepEqual(claimed.body.opentimestamps, [
         { calendar: s.calendars[0]!.url, status: 'claimed', bitcoinHeight: 1 },
@@ -278,8 +280,10 @@ describe('hostile authorities', () => {
     );
     try {
       await notarize(s.server, 11);
-      const status = await statusWhen(s.server, 'both endpoints refused', (endpoints) =>
-        endpoints.length === 2 && endpoints.every((e) => e.state === 'failing'),
+      const status = await statusWhen(
+        s.server,
+        'both endpoints refused',
+        (endpoints) => endpoints.length === 2 && endpoints.every((e) => e.state === 'failing'),
       );
       for (const endpoint of status.body.components.anchors.endpoints)
         assert.match(endpoint.lastError, /not a public address, refused/);
@@ -293,13 +297,19 @@ describe('hostile authorities', () => {
 
   test('a redirect is not followed, an oversized or malformed answer is refused', async () => {
     const s = await stand({ authorities: ['redirect', 'huge', 'malformed', 'ok'], calendars: ['redirect'] });
-    const [redirect, huge, malformed] = s.authorities as [HostileAuthority, HostileAuthority, HostileAuthority];
+    const [redirect, huge, malformed] = s.authorities as [
+      HostileAuthority,
+      HostileAuthority,
+      HostileAuthority,
+    ];
     const [calendar] = s.calendars as [HostileCalendar];
     redirect.redirectTo = calendar.elsewhereUri;
     try {
       const proof = await notarize(s.server, 12);
-      const status = await statusWhen(s.server, 'four failing endpoints', (endpoints) =>
-        endpoints.filter((e) => e.state === 'failing').length === 4,
+      const status = await statusWhen(
+        s.server,
+        'four failing endpoints',
+        (endpoints) => endpoints.filter((e) => e.state === 'failing').length === 4,
       );
       const errorOf = (url: string) =>
         status.body.components.anchors.endpoints.find((e: Endpoint) => e.url === url).lastError as string;
@@ -321,18 +331,20 @@ describe('hostile authorities', () => {
   test('credentials in authority and calendar URLs are used, and shown nowhere', async () => {
     const withSecret = (user: string, key: string) => (url: string) =>
       url.replace('http://', `http://${user}:pw-SECRET-${user}@`) + `/stamp?apikey=SECRET-${key}`;
-    const s = await stand(
-      { authorities: ['ok'], calendars: ['hang-upgrades'] },
-      ALLOW,
-      { authority: withSecret('tsa', 'A'), calendar: withSecret('cal', 'B') },
-    );
+    const s = await stand({ authorities: ['ok'], calendars: ['hang-upgrades'] }, ALLOW, {
+      authority: withSecret('tsa', 'A'),
+      calendar: withSecret('cal', 'B'),
+    });
     const [authority] = s.authorities as [HostileAuthority];
     const [calendar] = s.calendars as [HostileCalendar];
     try {
       const proof = await notarize(s.server, 13);
       await anchorsOf(s.server, proof.id);
       const basic = (user: string) => `Basic ${Buffer.from(`${user}:pw-SECRET-${user}`).toString('base64')}`;
-      assert.deepEqual(authority.requests.items[0], { path: '/stamp?apikey=SECRET-A', authorization: basic('tsa') });
+      assert.deepEqual(authority.requests.items[0], {
+        path: '/stamp?apikey=SECRET-A',
+        authorization: basic('tsa'),
+      });
       const post = calendar.requests.items.find((r) => r.method === 'POST')!;
       assert.equal(post.path, '/stamp/digest?apikey=SECRET-B');
       assert.equal(post.authorization, basic('cal'));
@@ -340,7 +352,9 @@ describe('hostile authorities', () => {
       authority.mode = 'malformed';
       calendar.mode = 'malformed';
       await notarize(s.server, 14);
-      await statusWhen(s.server, 'both failing', (endpoints) => endpoints.every((e) => e.state === 'failing'));
+      await statusWhen(s.server, 'both failing', (endpoints) =>
+        endpoints.every((e) => e.state === 'failing'),
+      );
       const outputs = [
         (await api(s.server.baseUrl, '/api/status')).text,
         (await api(s.server.baseUrl, '/api/log/anchors')).text,
@@ -351,7 +365,8 @@ describe('hostile authorities', () => {
       ];
       assert.ok(outputs[0]!.includes(`${new URL(authority.url).host}/stamp`), 'the endpoint is named');
       assert.ok(outputs[4]!.includes('anchor_endpoint_consecutive_failures'));
-      for (const [i, output] of outputs.entries()) assert.ok(!/SECRET/.test(output), `output ${i} shows a secret`);
+      for (const [i, output] of outputs.entries())
+        assert.ok(!/SECRET/.test(output), `output ${i} shows a secret`);
     } finally {
       await s.close();
     }

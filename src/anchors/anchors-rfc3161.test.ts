@@ -22,7 +22,9 @@ describe('anchors by an outside time-stamping authority', () => {
   let server: TestServer;
   before(async () => {
     tsa = await startOpensslTsa();
-    server = await startServer({ env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '100', ANCHOR_ALLOW_PRIVATE_URLS: 'true' } });
+    server = await startServer({
+      env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '100', ANCHOR_ALLOW_PRIVATE_URLS: 'true' },
+    });
   });
   after(async () => {
     await server.close();

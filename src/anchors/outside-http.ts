@@ -83,7 +83,10 @@ export class OutsideClient {
   constructor(allowPrivate: boolean) {
     this.#agents = allowPrivate
       ? { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) }
-      : { http: new PublicHttpAgent({ keepAlive: false }), https: new PublicHttpsAgent({ keepAlive: false }) };
+      : {
+          http: new PublicHttpAgent({ keepAlive: false }),
+          https: new PublicHttpsAgent({ keepAlive: false }),
+        };
   }
 
   /** One request to `suffix` below `endpoint`; any failure is an AnchorFailure naming it by `what`. */

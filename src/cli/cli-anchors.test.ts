@@ -27,7 +27,12 @@ describe('hashproof verify and anchors', () => {
       startCalendar(),
     ]);
     server = await startServer({
-      env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_OTS_CALENDARS: calendar.url, ANCHOR_INTERVAL_MS: '100', ANCHOR_ALLOW_PRIVATE_URLS: 'true' },
+      env: {
+        ANCHOR_TSA_URLS: tsa.url,
+        ANCHOR_OTS_CALENDARS: calendar.url,
+        ANCHOR_INTERVAL_MS: '100',
+        ANCHOR_ALLOW_PRIVATE_URLS: 'true',
+      },
     });
     work = makeDataDir();
     file = path.join(work, 'report.pdf');
