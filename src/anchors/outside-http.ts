@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from '../webhooks/public-agent.ts';
+import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from '../platform/public-agent.ts';
 
 /**
  * Requests to the outside parties of anchoring: RFC 3161 authorities, OpenTimestamps calendars and the
@@ -146,7 +146,9 @@ export class OutsideClient {
           res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }));
           res.on('close', () => {
             if (!res.complete)
-              reject(signal.aborted ? signal.reason : new AnchorFailure(`${what}: the answer broke off`));
+              reject(
+                signal.aborted ? new Error('aborted') : new AnchorFailure(`${what}: the answer broke off`),
+              );
           });
         });
         req.end(options.body);
