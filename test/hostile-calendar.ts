@@ -9,6 +9,7 @@ import { Arrivals } from './wait.ts';
 /**
  * An OpenTimestamps calendar on loopback that misbehaves, one way per mode:
  *
+ * - `honest`: digests answered as a calendar does (pending at its own URL), upgrades 404 (pending);
  * - `elsewhere`: its answer to `POST /digest` is pending at another address (`elsewhereUri`, an
  *   `https://127.0.0.1:…` listener that counts every connection made to it);
  * - `many-pendings`: the answer leaves 220 pending attestations, none of which ever confirms;
@@ -23,6 +24,7 @@ import { Arrivals } from './wait.ts';
  * Every request is recorded as it arrives, with how many upgrade requests were hanging then.
  */
 export type HostileCalendarMode =
+  | 'honest'
   | 'elsewhere'
   | 'many-pendings'
   | 'hashing-cost'

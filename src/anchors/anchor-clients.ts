@@ -22,6 +22,12 @@ const MAX_ANSWER_BYTES = 256 * 1024;
  * up to about 11 ms per KiB (Keccak branches), so 10,000 bytes keep one answer to about 0.1 s.
  */
 const MAX_CALENDAR_BYTES = 10_000;
+/**
+ * A calendar's answer may make its reader hash at most this many bytes in all: an honest answer hashes a
+ * few kilobytes (its path to a Bitcoin block included); one built for hashing cost (Keccak over 4 KB
+ * messages, branch after branch) is refused after a few milliseconds of work.
+ */
+export const MAX_HASHED_BYTES = 64 * 1024;
 /** A calendar's answer may leave at most this many pending attestations… */
 export const MAX_PENDING = 16;
 /** …and take at most this many operations along any one path. */
@@ -181,14 +187,17 @@ export async function fetchBitcoinHeader(
 }
 
 /**
- * Reads a calendar's answer as a timestamp of `msg`, refused when it is none, leaves more than
- * MAX_PENDING pending attestations or takes more than MAX_PATH_OPS operations along a path.
+ * Reads a calendar's answer as a timestamp of `msg`, refused when it is none, hashes more than
+ * MAX_HASHED_BYTES, leaves more than MAX_PENDING pending attestations or takes more than MAX_PATH_OPS
+ * operations along a path.
  */
 export function parseReply(reply: Buffer, msg: Buffer, what: string): OtsTimestamp {
   let timestamp: OtsTimestamp;
   try {
-    timestamp = readTimestamp(reply, msg);
-  } catch {
+    timestamp = readTimestamp(reply, msg, { maxHashedBytes: MAX_HASHED_BYTES });
+  } catch (error) {
+    if (/hash more bytes/.test((error as Error).message))
+      throw new AnchorFailure(`${what}: the answer hashes over ${MAX_HASHED_BYTES} bytes; refused`);
     throw new AnchorFailure(`${what}: the answer is not an OpenTimestamps timestamp`);
   }
   const pending = attestationsOf(timestamp).filter(({ attestation }) => attestation.kind === 'pending');

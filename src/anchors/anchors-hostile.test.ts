@@ -135,16 +135,18 @@ describe('hostile calendars', () => {
     }
   });
 
-  test('an answer with 220 pending attestations is refused and nothing of it is stored', async () => {
-    const s = await stand({ authorities: ['ok'], calendars: ['many-pendings'] });
+  test('an answer with 220 pending attestations, or built for hashing cost, is refused and nothing of it is stored', async () => {
+    const s = await stand({ authorities: ['ok'], calendars: ['many-pendings', 'hashing-cost'] });
     try {
       const proof = await notarize(s.server, 2);
-      const calendarUrl = s.calendars[0]!.url;
-      const status = await statusWhen(s.server, 'the refused calendar in /api/status', (endpoints) =>
-        endpoints.some((e) => e.url === calendarUrl && e.state === 'failing'),
+      const [many, costly] = s.calendars.map((c) => c.url) as [string, string];
+      const status = await statusWhen(s.server, 'the refused calendars in /api/status', (endpoints) =>
+        [many, costly].every((url) => endpoints.some((e) => e.url === url && e.state === 'failing')),
       );
-      const endpoint = status.body.components.anchors.endpoints.find((e: Endpoint) => e.url === calendarUrl);
-      assert.match(endpoint.lastError, /220 pending attestations, over 16; refused/);
+      const errorOf = (url: string) =>
+        status.body.components.anchors.endpoints.find((e: Endpoint) => e.url === url).lastError as string;
+      assert.match(errorOf(many), /220 pending attestations, over 16; refused/);
+      assert.match(errorOf(costly), /the answer hashes over 65536 bytes; refused/);
       const anchors = await anchorsOf(s.server, proof.id);
       assert.deepEqual(anchors.body.opentimestamps, []);
       assert.equal(anchors.body.rfc3161.length, 1);
