@@ -31,6 +31,7 @@ test('the hostile-load benchmark measures both phases and the attacker hits the 
   assert.deepEqual(Object.keys(report.peers.health.underAttack.statuses), ['200']);
   assert.ok((report.peers.ots.statuses['200'] ?? 0) > 0);
   assert.ok(report.peers.calendarRequests > 0);
+  assert.ok((report.peers.notarized.statuses['200'] ?? 0) > 0);
   for (const goal of report.goals) assert.equal(typeof goal.pass, 'boolean');
 
   // The attacker went through the whole mix, was let through up to its allowance and limited beyond it.

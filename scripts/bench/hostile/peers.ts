@@ -69,7 +69,11 @@ const notarize = (n: number): AttackRequest => ({
   path: '/api/proof/notarize',
   contentType: 'application/json',
   body: Buffer.from(
-    JSON.stringify({ contentHash: `sha256:${(0xbe00_0000 + n).toString(16).padStart(64, 'f')}` }),
+    JSON.stringify({
+      contentHash: `sha256:${(0xbe00_0000 + n).toString(16).padStart(64, 'f')}`,
+      label: `hostile peers ${n}`,
+      idempotencyKey: `hostile-peers-${process.pid}-${n}`,
+    }),
   ),
 });
 
