@@ -27,7 +27,7 @@ export interface StoredAnchor {
   createdAt: number;
   tokens: StoredToken[];
   calendars: StoredCalendar[];
-  /** The calendars' timestamps of the root merged and serialized (anchor-ots.ts); null without calendars. */
+  /** The calendars' timestamps of the root merged and serialized (anchor-ots.ts); null without calendars, or until assembled. */
   ots: Buffer | null;
 }
 
@@ -276,12 +276,17 @@ export class AnchorStore {
             upgrade: packUpgrade(outcome),
             next_check_at: null,
           };
-    await this.#db
-      .updateTable('anchor_calendars')
-      .set((eb) => ({ ...update, checks: eb('checks', '+', 1) }))
-      .where('tree_size', '=', key.treeSize)
-      .where('calendar', '=', key.calendar)
-      .execute();
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('anchor_calendars')
+        .set((eb) => ({ ...update, checks: eb('checks', '+', 1) }))
+        .where('tree_size', '=', key.treeSize)
+        .where('calendar', '=', key.calendar)
+        .execute();
+      // The assembled .ots no longer holds everything: assembled again (setOts, or the next download).
+      if (outcome.status !== 'pending')
+        await trx.updateTable('anchors').set({ ots: null }).where('tree_size', '=', key.treeSize).execute();
+    });
   }
 
   /** When the log signed the checkpoint of a tree size (ms); undefined when it has no record of it. */

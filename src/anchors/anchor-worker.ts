@@ -101,7 +101,7 @@ export class AnchorWorker {
   readonly #calendars: Endpoint[];
   readonly #headers: Endpoint | undefined;
   /** Aborted when the worker stops: every open request ends. */
-  readonly #stopping = new AbortController();
+  #stopping = new AbortController();
   /** The upgrade pass under way, run beside the anchoring so that it never delays a new checkpoint. */
   #upgrading: Promise<void> | undefined;
 
@@ -123,6 +123,7 @@ export class AnchorWorker {
   start(): void {
     if (this.#running || !this.enabled) return;
     this.#running = true;
+    this.#stopping = new AbortController();
     this.#loop = this.#run();
   }
 
@@ -288,7 +289,11 @@ export class AnchorWorker {
     if (due.length === 0) return;
     const health = new Map((await store.endpoints()).map((e) => [e.url, e]));
     const pass = new Pass(this.#client, this.#stopping.signal);
-    await Promise.all(due.map((row) => this.#upgradeOne(row, health, pass)));
+    const results = await Promise.allSettled(due.map((row) => this.#upgradeOne(row, health, pass)));
+    for (const result of results) {
+      if (result.status === 'rejected')
+        this.#deps.log.warn({ err: result.reason as Error }, 'anchors: an upgrade check failed');
+    }
   }
 
   /**
