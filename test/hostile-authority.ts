@@ -16,7 +16,8 @@ import { Arrivals } from './wait.ts';
  * - `hang`: never answers; `drip`: answers a byte a second; `huge`: answers 10 MB;
  *   `malformed`: answers bytes that are no TimeStampResp; `redirect`: answers 302 to `redirectTo`.
  *
- * Every request is recorded with its path (query included) and authorization header.
+ * Every request is recorded with its path (query included), authorization header and how many requests
+ * were hanging then at every authority sharing `hub` with this one.
  */
 export type HostileAuthorityMode = 'ok' | 'dated' | 'hang' | 'drip' | 'huge' | 'malformed' | 'redirect';
 
@@ -25,20 +26,40 @@ export interface HostileAuthority {
   mode: HostileAuthorityMode;
   datedAt: Date;
   redirectTo: string;
-  requests: Arrivals<{ path: string; authorization?: string }>;
+  requests: Arrivals<{ path: string; authorization?: string; hangingAtArrival: number }>;
+  /** Answers every hanging request 503 now. */
+  release(): void;
   close(): Promise<void>;
 }
 
-export async function startHostileAuthority(mode: HostileAuthorityMode): Promise<HostileAuthority> {
+/** What authorities started with one hub count together: the requests hanging at them. */
+export interface AuthorityHub {
+  hanging: number;
+}
+
+export async function startHostileAuthority(
+  mode: HostileAuthorityMode,
+  hub: AuthorityHub = { hanging: 0 },
+): Promise<HostileAuthority> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hostile-tsa-'));
-  const tsa = await Tsa.open(dir, 'hostile.example');
+  // Its key and certificates are made when it first signs (the modes that never do start faster).
+  let tsa: Promise<Tsa> | undefined;
+  const signer = () => (tsa ??= Tsa.open(dir, 'hostile.example'));
   const open = new Set<ServerResponse>();
+  const hanging = new Set<ServerResponse>();
   const authority: HostileAuthority = {
     url: '',
     mode,
     datedAt: new Date('1990-01-01T00:00:00Z'),
     redirectTo: 'http://127.0.0.1:9/',
     requests: new Arrivals(),
+    release: () => {
+      for (const res of hanging) {
+        hub.hanging--;
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('released');
+      }
+      hanging.clear();
+    },
     close: async () => {
       for (const res of open) res.destroy();
       server.closeAllConnections();
@@ -50,20 +71,26 @@ export async function startHostileAuthority(mode: HostileAuthorityMode): Promise
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       authority.requests.add({
         path: req.url ?? '',
         ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+        hangingAtArrival: hub.hanging,
       });
       const reply = (body: Buffer) =>
         res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(body);
       switch (authority.mode) {
         case 'ok':
-          return reply(tsa.respond(Buffer.concat(chunks), new Date()));
+          return reply((await signer()).respond(Buffer.concat(chunks), new Date()));
         case 'dated':
-          return reply(tsa.respond(Buffer.concat(chunks), authority.datedAt));
+          return reply((await signer()).respond(Buffer.concat(chunks), authority.datedAt));
         case 'hang':
           open.add(res);
+          hanging.add(res);
+          hub.hanging++;
+          res.on('close', () => {
+            if (hanging.delete(res)) hub.hanging--;
+          });
           return;
         case 'drip': {
           open.add(res);

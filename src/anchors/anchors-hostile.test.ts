@@ -16,6 +16,7 @@ import {
 import { mainnetHeaders, startHeaderServer, type HeaderServer } from '../../test/bitcoin-headers.ts';
 import {
   startHostileAuthority,
+  type AuthorityHub,
   type HostileAuthority,
   type HostileAuthorityMode,
 } from '../../test/hostile-authority.ts';
@@ -45,11 +46,13 @@ interface Stand {
 
 /** A service anchoring with these authorities and calendars (their URLs as given by `urls`). */
 async function stand(
-  peers: { authorities?: HostileAuthorityMode[]; calendars?: HostileCalendarMode[] },
+  peers: { authorities?: HostileAuthorityMode[]; calendars?: HostileCalendarMode[]; hub?: AuthorityHub },
   env: Record<string, string> = ALLOW,
   urls: { authority?: (url: string) => string; calendar?: (url: string) => string } = {},
 ): Promise<Stand> {
-  const authorities = await Promise.all((peers.authorities ?? []).map((m) => startHostileAuthority(m)));
+  const authorities = await Promise.all(
+    (peers.authorities ?? []).map((m) => startHostileAuthority(m, peers.hub)),
+  );
   const calendars = await Promise.all((peers.calendars ?? []).map((m) => startHostileCalendar(m)));
   const server = await startServer({
     env: {
@@ -330,6 +333,24 @@ describe('hostile authorities', () => {
     }
   });
 
+  test('one anchoring pass asks at most 4 authorities at once, the others as those answer', async () => {
+    const hub: AuthorityHub = { hanging: 0 };
+    const s = await stand({ authorities: Array(6).fill('hang') as HostileAuthorityMode[], hub });
+    const arrivals = () => s.authorities.flatMap((a) => a.requests.items);
+    try {
+      await notarize(s.server, 15);
+      await eventually(() => hub.hanging, { what: 'four requests hanging', until: (n) => n === 4 });
+      assert.equal(arrivals().length, 4);
+      // As those four end, the two others are asked.
+      s.authorities.forEach((a) => a.release());
+      await eventually(arrivals, { what: 'the two others', until: (items) => items.length >= 6 });
+      const most = Math.max(...arrivals().map((r) => r.hangingAtArrival));
+      assert.ok(most <= 3, `a request arrived while ${most} others hung`);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('credentials in authority and calendar URLs are used, and shown nowhere', async () => {
     const withSecret = (user: string, key: string) => (url: string) =>
       url.replace('http://', `http://${user}:pw-SECRET-${user}@`) + `/stamp?apikey=SECRET-${key}`;
@@ -343,10 +364,8 @@ describe('hostile authorities', () => {
       const proof = await notarize(s.server, 13);
       await anchorsOf(s.server, proof.id);
       const basic = (user: string) => `Basic ${Buffer.from(`${user}:pw-SECRET-${user}`).toString('base64')}`;
-      assert.deepEqual(authority.requests.items[0], {
-        path: '/stamp?apikey=SECRET-A',
-        authorization: basic('tsa'),
-      });
+      const asked = authority.requests.items[0]!;
+      assert.deepEqual([asked.path, asked.authorization], ['/stamp?apikey=SECRET-A', basic('tsa')]);
       const post = calendar.requests.items.find((r) => r.method === 'POST')!;
       assert.equal(post.path, '/stamp/digest?apikey=SECRET-B');
       assert.equal(post.authorization, basic('cal'));
