@@ -26,7 +26,13 @@ test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080',
   assert.equal(config.logStateDir, path.resolve('data/keys'), 'the log state beside the keys');
   assert.equal(config.adminKey, undefined);
   assert.equal(config.webhookAllowPrivateUrls, false);
-  assert.deepEqual(config.anchors, { tsaUrls: [], otsCalendars: [], intervalMs: 60_000 });
+  assert.deepEqual(config.anchors, {
+    tsaUrls: [],
+    otsCalendars: [],
+    intervalMs: 60_000,
+    allowPrivateUrls: false,
+    bitcoinHeadersUrl: undefined,
+  });
   assert.ok(Object.isFrozen(config));
 });
 
@@ -35,11 +41,15 @@ test('anchor lists: comma-separated URLs, trailing slashes and repeats dropped',
     ANCHOR_TSA_URLS: ' http://timestamp.digicert.com , https://freetsa.org/tsr,http://timestamp.digicert.com',
     ANCHOR_OTS_CALENDARS: 'https://alice.btc.calendar.opentimestamps.org/,',
     ANCHOR_INTERVAL_MS: '15000',
+    ANCHOR_ALLOW_PRIVATE_URLS: 'true',
+    BITCOIN_HEADERS_URL: 'https://blockstream.info/api/',
   });
   assert.deepEqual(anchors, {
     tsaUrls: ['http://timestamp.digicert.com', 'https://freetsa.org/tsr'],
     otsCalendars: ['https://alice.btc.calendar.opentimestamps.org'],
     intervalMs: 15_000,
+    allowPrivateUrls: true,
+    bitcoinHeadersUrl: 'https://blockstream.info/api',
   });
 });
 
@@ -90,6 +100,8 @@ test('each bad variable gets one line naming it', () => {
     [{ ANCHOR_TSA_URLS: 'timestamp.digicert.com' }, 'ANCHOR_TSA_URLS:'],
     [{ ANCHOR_OTS_CALENDARS: 'https://a.example,ftp://b.example' }, 'ANCHOR_OTS_CALENDARS:'],
     [{ ANCHOR_INTERVAL_MS: '5' }, 'ANCHOR_INTERVAL_MS:'],
+    [{ ANCHOR_ALLOW_PRIVATE_URLS: 'yes' }, 'ANCHOR_ALLOW_PRIVATE_URLS:'],
+    [{ BITCOIN_HEADERS_URL: 'https://a.example,https://b.example' }, 'BITCOIN_HEADERS_URL:'],
     [{ SERVICE_ADMIN_KEY: 'short' }, 'SERVICE_ADMIN_KEY:'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL:'],
   ];

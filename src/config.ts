@@ -62,6 +62,10 @@ export interface AnchorConfig {
   otsCalendars: string[];
   /** The newest checkpoint is anchored at most this often, when the tree grew since the last anchor. */
   intervalMs: number;
+  /** Loopback, private and link-local authorities, calendars and header servers are allowed (tests). */
+  allowPrivateUrls: boolean;
+  /** An Esplora-compatible API that Bitcoin block headers are checked against; undefined: claims stay unchecked. */
+  bitcoinHeadersUrl: string | undefined;
 }
 
 /** Thrown with one line per bad variable, each naming the variable and what is wrong. */
@@ -202,10 +206,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return [...new Set(urls)];
   };
+  const headerServers = urlList('BITCOIN_HEADERS_URL');
+  if (headerServers.length > 1) problems.push('BITCOIN_HEADERS_URL: takes one URL');
   const anchors: AnchorConfig = {
     tsaUrls: urlList('ANCHOR_TSA_URLS'),
     otsCalendars: urlList('ANCHOR_OTS_CALENDARS'),
     intervalMs: integer('ANCHOR_INTERVAL_MS', 60_000, 10, 86_400_000),
+    allowPrivateUrls: boolean('ANCHOR_ALLOW_PRIVATE_URLS'),
+    bitcoinHeadersUrl: headerServers[0],
   };
 
   const adminKey = read('SERVICE_ADMIN_KEY');

@@ -74,7 +74,10 @@ const tsa = await startOpensslTsa('Bench');
 try {
   const off = await phase({}, options);
   off.stop();
-  const on = await phase({ ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: String(intervalMs) }, options);
+  const on = await phase(
+    { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: String(intervalMs), ANCHOR_ALLOW_PRIVATE_URLS: 'true' },
+    options,
+  );
   const delays: number[] = [];
   let unanchored = 0;
   const deadline = Date.now() + intervalMs + 30_000;

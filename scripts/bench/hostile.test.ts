@@ -26,7 +26,12 @@ test('the hostile-load benchmark measures both phases and the attacker hits the 
   // /health is exempt, and the client's reads stay under its limit.
   assert.deepEqual(Object.keys(report.client.health.underAttack.statuses), ['200']);
   assert.equal(report.client.get.withoutAttack.statuses['429'], undefined);
-  assert.equal(report.goals.length, 3);
+  assert.equal(report.goals.length, 5);
+  // The hostile peers' phase: /health and the .ots downloads answered, and the calendar asked.
+  assert.deepEqual(Object.keys(report.peers.health.underAttack.statuses), ['200']);
+  assert.ok((report.peers.ots.statuses['200'] ?? 0) > 0);
+  assert.ok(report.peers.calendarRequests > 0);
+  assert.ok((report.peers.notarized.statuses['200'] ?? 0) > 0);
   for (const goal of report.goals) assert.equal(typeof goal.pass, 'boolean');
 
   // The attacker went through the whole mix, was let through up to its allowance and limited beyond it.
@@ -44,5 +49,7 @@ test('the hostile-load benchmark measures both phases and the attacker hits the 
   assert.match(text, /\| GET \/health \| without attack \| \d+ \|/);
   assert.match(text, /\| GET \/api\/proofs\/\{id\} \| under attack \| \d+ \|/);
   assert.match(text, /\| under attack, \/health p99 ≤ 50 ms \| [\d.]+ ms \| (pass|\*\*FAIL\*\*) \|/);
+  assert.match(text, /\| with hostile peers, \/health max ≤ 250 ms \| [\d.]+ ms \| (pass|\*\*FAIL\*\*) \|/);
+  assert.match(text, /\| GET \/api\/proofs\/\{id\}\/proof.ots \| with hostile peers \| \d+ \|/);
   assert.match(text, /\| GET \/api\/dashboard\/summary \| \d+ \| .*429: \d+/);
 });

@@ -14,9 +14,15 @@
  *   that it uses every request the next window allows (the first one that gets through marks the new
  *   window; the rest of that window's allowance follows at once).
  *
+ * - hostile peers (hostile/peers.ts): the service anchors with a hostile calendar (its replies built
+ *   for hashing cost) and a hostile authority (dripping its answers), while a third address notarizes
+ *   so that every anchoring pass meets them; the client asks `/health` every 50 ms and downloads the
+ *   `.ots` file of a seeded proof at the pace of its reads.
+ *
  * Afterwards each kind of attack request is sent once more, alone, from 127.0.0.3 (its cost on the idle
  * service). Prints the client's latencies in both phases, the goals (under attack: `/health` p99 ≤ 50 ms
- * and max ≤ 250 ms; GET p99 ≤ 2 × its p99 without attack) as pass or fail, and what the attacker saw
+ * and max ≤ 250 ms; GET p99 ≤ 2 × its p99 without attack; with the hostile peers, `/health` p99 ≤ 50 ms
+ * and max ≤ 250 ms) as pass or fail, and what the attacker saw
  * per route.
  * It measures; a failed goal is printed, and the exit status stays 0. The service listens on 127.0.0.1;
  * Linux accepts any 127.x source address on the loopback interface, so the two clients count as two
@@ -38,6 +44,7 @@ import {
   type HostileReport,
 } from './hostile/figures.ts';
 import { ALONE_ADDRESS, CLIENT_ADDRESS, send, steady, type Target } from './hostile/http.ts';
+import { peersPhase, startPeers, waitForAnchor, type Peers } from './hostile/peers.ts';
 import { formatHostileReport } from './hostile/report.ts';
 import { describeMachine } from './lib/machine.ts';
 import {
@@ -96,13 +103,15 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
   const { rateLimit } = loadConfig({ ...process.env, ...env });
   if (rateLimit.max === 0) throw new Error('the rate limit is off');
   let service: RunningService | undefined;
+  let peers: Peers | undefined;
   const clientAgent = new http.Agent({ keepAlive: true });
   const client: Target = { port, localAddress: CLIENT_ADDRESS, agent: clientAgent };
   let attacker: Awaited<ReturnType<typeof startAttacker>> | undefined;
   try {
     log(`seeding ${options.proofs} proofs`);
     const ids = await seed({ ...process.env, ...env }, options.proofs, log);
-    service = await startService(env);
+    peers = await startPeers();
+    service = await startService({ ...env, ...peers.env });
     const { startupMs } = service;
     log(`service up in ${Math.round(startupMs)} ms; waiting for ${options.proofs} proofs in the log`);
     await within(
@@ -126,6 +135,8 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
     }
     const size = checkpoint.size;
     if (size === undefined) throw new Error('no log checkpoint');
+    log('waiting for the anchor of the seeded proofs');
+    await waitForAnchor(port, ids[0] ?? '', rateLimit.windowMs, rateLimit.max);
 
     const context: AttackContext = { ids, proofs: options.proofs, treeSize: size };
     attacker = await startAttacker({ port, max: rateLimit.max, context });
@@ -149,6 +160,16 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
     const quiet = await measure();
     log(`under attack: ${options.durationSeconds} s`);
     const [loud, seen] = await Promise.all([measure(), attacker.run(durationMs)]);
+    log(`with hostile peers: ${options.durationSeconds} s`);
+    const hostilePeers = await peersPhase({
+      port,
+      client,
+      peers,
+      ids,
+      durationMs,
+      healthMs: HEALTH_INTERVAL_MS,
+      intervalMs: getIntervalMs,
+    });
     log('each attack request alone');
     const alone = await timeAlone(port, context);
 
@@ -167,13 +188,21 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
       startupMs: Math.round(startupMs),
       treeSize: size,
       client: { health, get: read },
-      goals: goalResults(health, read),
+      peers: {
+        health: clientFigures('GET /health', quiet.health, hostilePeers.health),
+        ots: hostilePeers.ots,
+        notarized: hostilePeers.notarized,
+        calendarRequests: hostilePeers.calendarRequests,
+        authorityRequests: hostilePeers.authorityRequests,
+      },
+      goals: goalResults(health, read, clientFigures('GET /health', quiet.health, hostilePeers.health)),
       attacker: attackerFigures(seen, alone),
     };
   } finally {
     await attacker?.stop();
     clientAgent.destroy();
     service?.process.kill('SIGTERM');
+    await peers?.close();
     directory.remove();
   }
 }

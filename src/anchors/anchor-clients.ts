@@ -4,6 +4,9 @@ import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import { MessageImprint, PKIStatus, TimeStampReq, TimeStampResp } from '@peculiar/asn1-tsp';
 import { attestationsOf, readTimestamp, type OtsTimestamp } from '../core/opentimestamps.ts';
 import { checkExternalToken } from '../verify/external-token.ts';
+import { AnchorFailure, type Endpoint, type OutsideClient } from './outside-http.ts';
+
+export { AnchorFailure } from './outside-http.ts';
 
 /**
  * The two kinds of outside voucher for a checkpoint, over HTTP: an RFC 3161 time-stamping authority
@@ -12,54 +15,33 @@ import { checkExternalToken } from '../verify/external-token.ts';
  * for the log and /api/status.
  */
 
-/** How long one request to an authority or a calendar may take. */
-const REQUEST_TIMEOUT_MS = 10_000;
-/** The largest answer read from either; tokens and timestamps are a few kilobytes. */
+/** The largest answer read from an authority; tokens are a few kilobytes. */
 const MAX_ANSWER_BYTES = 256 * 1024;
 /**
  * The largest calendar answer read, as the reference client caps it: reading a hostile timestamp costs
  * up to about 11 ms per KiB (Keccak branches), so 10,000 bytes keep one answer to about 0.1 s.
  */
 const MAX_CALENDAR_BYTES = 10_000;
+/**
+ * A calendar's answer may make its reader hash at most this many bytes in all: an honest answer hashes a
+ * few kilobytes (its path to a Bitcoin block included); one built for hashing cost (Keccak over 4 KB
+ * messages, branch after branch) is refused after a few milliseconds of work.
+ */
+export const MAX_HASHED_BYTES = 64 * 1024;
+/** A calendar's answer may leave at most this many pending attestations… */
+export const MAX_PENDING = 16;
+/** …and take at most this many operations along any one path. */
+export const MAX_PATH_OPS = 256;
+/** An outside token dated this long before the checkpoint was signed, or after it came back, is refused. */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+/** A block header's answer: 80 bytes as hex, with room for a line end. */
+const MAX_HEADER_BYTES = 200;
 const SHA256_OID = '2.16.840.1.101.3.4.2.1';
 
-export class AnchorFailure extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AnchorFailure';
-  }
-}
-
-async function call(url: string, init: RequestInit, what: string): Promise<Response> {
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      ...init,
-      redirect: 'error',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-  } catch (error) {
-    const reason =
-      (error as Error).name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : 'unreachable';
-    throw new AnchorFailure(`${what}: ${reason}`);
-  }
-  return response;
-}
-
-async function body(response: Response, what: string, limit = MAX_ANSWER_BYTES): Promise<Buffer> {
-  const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > limit) {
-    await response.body?.cancel();
-    throw new AnchorFailure(`${what}: answer of ${length} bytes is over ${limit}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += (chunk as Uint8Array).length;
-    if (size > limit) throw new AnchorFailure(`${what}: answer over ${limit} bytes`);
-    chunks.push(Buffer.from(chunk as Uint8Array));
-  }
-  return Buffer.concat(chunks);
+/** What every request of one anchoring pass shares: the client and the pass's deadline. */
+export interface Outside {
+  client: OutsideClient;
+  signal?: AbortSignal;
 }
 
 export interface AnchorToken {
@@ -70,9 +52,16 @@ export interface AnchorToken {
 
 /**
  * Asks an RFC 3161 authority for a token over the SHA-256 of `data` (a checkpoint's signed note), with
- * a nonce and the authority's certificate requested; checks status, imprint, nonce and signature.
+ * a nonce and the authority's certificate requested; checks status, imprint, nonce and signature, and
+ * that its time lies between `signedAt` (when the checkpoint was signed) and when the answer came back,
+ * give or take MAX_CLOCK_SKEW_MS.
  */
-export async function requestToken(url: string, data: Buffer): Promise<AnchorToken> {
+export async function requestToken(
+  outside: Outside,
+  endpoint: Endpoint,
+  data: Buffer,
+  window: { signedAt: number; now: () => number },
+): Promise<AnchorToken> {
   const imprint = createHash('sha256').update(data).digest();
   const nonce = randomBytes(8);
   nonce[0] = nonce[0]! & 0x7f; // a positive INTEGER
@@ -84,18 +73,18 @@ export async function requestToken(url: string, data: Buffer): Promise<AnchorTok
     nonce: new Uint8Array(nonce).buffer,
     certReq: true,
   });
-  const what = `time-stamping authority ${url}`;
-  const response = await call(
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/timestamp-query', accept: 'application/timestamp-reply' },
-      body: Buffer.from(AsnConvert.serialize(request)),
-    },
+  const what = `time-stamping authority ${endpoint.name}`;
+  const response = await outside.client.request(endpoint, '', {
+    method: 'POST',
+    headers: { 'content-type': 'application/timestamp-query', accept: 'application/timestamp-reply' },
+    body: Buffer.from(AsnConvert.serialize(request)),
+    limit: MAX_ANSWER_BYTES,
+    signal: outside.signal,
     what,
-  );
-  if (!response.ok) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
-  const reply = await body(response, what);
+  });
+  const receivedAt = window.now();
+  if (!ok(response.status)) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
+  const reply = response.body;
   let token: Buffer;
   try {
     const parsed = AsnConvert.parse(reply, TimeStampResp);
@@ -112,59 +101,123 @@ export async function requestToken(url: string, data: Buffer): Promise<AnchorTok
   }
   const check = checkExternalToken(token, { imprint, nonce });
   if (typeof check === 'string') throw new AnchorFailure(`${what}: ${check}`);
+  const genTime = check.genTime.getTime();
+  if (genTime < window.signedAt - MAX_CLOCK_SKEW_MS || genTime > receivedAt + MAX_CLOCK_SKEW_MS) {
+    throw new AnchorFailure(
+      `${what}: its token is dated ${check.genTime.toISOString()}, outside the time the checkpoint was ` +
+        `signed (${new Date(window.signedAt).toISOString()}) to when the token came back ` +
+        `(${new Date(receivedAt).toISOString()}), give or take 5 minutes; not stored`,
+    );
+  }
   return { genTime: check.genTime, token };
 }
 
+const ok = (status: number) => status >= 200 && status < 300;
+
 /** Submits a digest (a checkpoint's root hash) to a calendar: its serialized timestamp of the digest. */
-export async function submitDigest(calendar: string, digest: Buffer): Promise<Buffer> {
-  const what = `OpenTimestamps calendar ${calendar}`;
-  const response = await call(
-    `${calendar}/digest`,
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/vnd.opentimestamps.v1',
-      },
-      body: digest,
+export async function submitDigest(outside: Outside, calendar: Endpoint, digest: Buffer): Promise<Buffer> {
+  const what = `OpenTimestamps calendar ${calendar.name}`;
+  const response = await outside.client.request(calendar, '/digest', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/vnd.opentimestamps.v1',
     },
+    body: digest,
+    limit: MAX_CALENDAR_BYTES,
+    signal: outside.signal,
     what,
-  );
-  if (!response.ok) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
-  const reply = await body(response, what, MAX_CALENDAR_BYTES);
-  const timestamp = parseReply(reply, digest, what);
+  });
+  if (!ok(response.status)) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
+  const timestamp = parseReply(response.body, digest, what);
   if (attestationsOf(timestamp).length === 0)
     throw new AnchorFailure(`${what}: the answer holds no attestation`);
-  return reply;
+  return response.body;
 }
 
 /**
  * Asks a calendar for the upgrade of a pending commitment: its serialized timestamp from the
  * commitment on, or undefined while Bitcoin has not confirmed it (404).
  */
-export async function fetchUpgrade(calendar: string, commitment: Buffer): Promise<Buffer | undefined> {
-  const what = `OpenTimestamps calendar ${calendar}`;
-  const response = await call(
-    `${calendar}/timestamp/${commitment.toString('hex')}`,
-    { headers: { accept: 'application/vnd.opentimestamps.v1' } },
+export async function fetchUpgrade(
+  outside: Outside,
+  calendar: Endpoint,
+  commitment: Buffer,
+): Promise<Buffer | undefined> {
+  const what = `OpenTimestamps calendar ${calendar.name}`;
+  const response = await outside.client.request(calendar, `/timestamp/${commitment.toString('hex')}`, {
+    headers: { accept: 'application/vnd.opentimestamps.v1' },
+    limit: MAX_CALENDAR_BYTES,
+    signal: outside.signal,
     what,
-  );
-  if (response.status === 404) {
-    await response.body?.cancel();
-    return undefined;
-  }
-  if (!response.ok) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
-  const reply = await body(response, what, MAX_CALENDAR_BYTES);
-  parseReply(reply, commitment, what);
-  return reply;
+  });
+  if (response.status === 404) return undefined;
+  if (!ok(response.status)) throw new AnchorFailure(`${what}: HTTP ${response.status}`);
+  parseReply(response.body, commitment, what);
+  return response.body;
 }
 
+/**
+ * The 80-byte header of the Bitcoin block at `height` from an Esplora-compatible API
+ * (`GET /block-height/N`: the block hash, hex; `GET /block/HASH/header`: the header, hex), with the
+ * hash the server named for it (checked against the header by checkBitcoinHeader).
+ */
+export async function fetchBitcoinHeader(
+  outside: Outside,
+  server: Endpoint,
+  height: number,
+): Promise<{ hash: string; header: Buffer }> {
+  const what = `Bitcoin header server ${server.name}`;
+  const text = async (suffix: string) => {
+    const response = await outside.client.request(server, suffix, {
+      headers: { accept: 'text/plain' },
+      limit: MAX_HEADER_BYTES,
+      signal: outside.signal,
+      what,
+    });
+    if (!ok(response.status)) throw new AnchorFailure(`${what}: HTTP ${response.status} for ${suffix}`);
+    return response.body.toString('latin1').trim();
+  };
+  const hash = await text(`/block-height/${height}`);
+  if (!/^[0-9a-f]{64}$/i.test(hash)) throw new AnchorFailure(`${what}: block ${height} has no hash`);
+  const header = await text(`/block/${hash.toLowerCase()}/header`);
+  if (!/^[0-9a-f]{160}$/i.test(header))
+    throw new AnchorFailure(`${what}: the header of block ${height} is not 80 bytes of hex`);
+  return { hash: hash.toLowerCase(), header: Buffer.from(header, 'hex') };
+}
+
+/**
+ * Reads a calendar's answer as a timestamp of `msg`, refused when it is none, hashes more than
+ * MAX_HASHED_BYTES, leaves more than MAX_PENDING pending attestations or takes more than MAX_PATH_OPS
+ * operations along a path.
+ */
 export function parseReply(reply: Buffer, msg: Buffer, what: string): OtsTimestamp {
+  let timestamp: OtsTimestamp;
   try {
-    return readTimestamp(reply, msg);
-  } catch {
+    timestamp = readTimestamp(reply, msg, { maxHashedBytes: MAX_HASHED_BYTES });
+  } catch (error) {
+    if (/hash more bytes/.test((error as Error).message))
+      throw new AnchorFailure(`${what}: the answer hashes over ${MAX_HASHED_BYTES} bytes; refused`);
     throw new AnchorFailure(`${what}: the answer is not an OpenTimestamps timestamp`);
   }
+  const pending = attestationsOf(timestamp).filter(({ attestation }) => attestation.kind === 'pending');
+  if (pending.length > MAX_PENDING)
+    throw new AnchorFailure(
+      `${what}: the answer holds ${pending.length} pending attestations, over ${MAX_PENDING}; refused`,
+    );
+  const depth = longestPath(timestamp);
+  if (depth > MAX_PATH_OPS)
+    throw new AnchorFailure(
+      `${what}: the answer has a path of ${depth} operations, over ${MAX_PATH_OPS}; refused`,
+    );
+  return timestamp;
+}
+
+/** The most operations along any one path of a timestamp. */
+function longestPath(t: OtsTimestamp): number {
+  let longest = 0;
+  for (const { next } of t.ops) longest = Math.max(longest, 1 + longestPath(next));
+  return longest;
 }
 
 /** Where a timestamp is left pending at calendars: each message to ask an upgrade for, with the URI. */

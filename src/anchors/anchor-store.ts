@@ -13,7 +13,8 @@ export interface StoredCalendar {
   calendar: string;
   /** The calendar's serialized timestamp of the root hash. */
   reply: Buffer;
-  status: 'pending' | 'bitcoin';
+  /** bitcoin: its block header was checked; claimed: the calendar says so, no header was checked. */
+  status: 'pending' | 'claimed' | 'bitcoin';
   bitcoinHeight: number | null;
   /** The commitment the upgrade starts from and the calendar's serialized timestamp of it. */
   upgrade: { commitment: Buffer; timestamp: Buffer } | null;
@@ -26,6 +27,8 @@ export interface StoredAnchor {
   createdAt: number;
   tokens: StoredToken[];
   calendars: StoredCalendar[];
+  /** The calendars' timestamps of the root merged and serialized (anchor-ots.ts); null without calendars, or until assembled. */
+  ots: Buffer | null;
 }
 
 export interface EndpointHealth {
@@ -45,6 +48,8 @@ export interface DueUpgrade {
   reply: Buffer;
   checks: number;
   submittedAt: number;
+  /** When the log signed the anchored checkpoint (ms). */
+  signedAt: number;
 }
 
 /** An upgrade is stored with the commitment it starts from, hex, then a colon, then the timestamp. */
@@ -107,6 +112,7 @@ export class AnchorStore {
           root_hash: anchor.rootHash.toString('base64'),
           checkpoint: anchor.checkpoint,
           created_at: anchor.createdAt,
+          ots: anchor.ots && anchor.ots.toString('base64'),
         })
         .onConflict((oc) => oc.column('tree_size').doNothing())
         .returning('tree_size')
@@ -174,7 +180,13 @@ export class AnchorStore {
   }
 
   async #withVouchers(
-    rows: { tree_size: number; root_hash: string; checkpoint: string; created_at: number }[],
+    rows: {
+      tree_size: number;
+      root_hash: string;
+      checkpoint: string;
+      created_at: number;
+      ots: string | null;
+    }[],
   ): Promise<StoredAnchor[]> {
     if (rows.length === 0) return [];
     const sizes = rows.map((r) => r.tree_size);
@@ -197,6 +209,7 @@ export class AnchorStore {
       rootHash: Buffer.from(row.root_hash, 'base64'),
       checkpoint: row.checkpoint,
       createdAt: Number(row.created_at),
+      ots: row.ots === null ? null : Buffer.from(row.ots, 'base64'),
       tokens: tokens
         .filter((t) => Number(t.tree_size) === Number(row.tree_size))
         .map((t) => ({ url: t.url, genTime: Number(t.gen_time), token: Buffer.from(t.token, 'base64') })),
@@ -217,7 +230,17 @@ export class AnchorStore {
     const rows = await this.#db
       .selectFrom('anchor_calendars as c')
       .innerJoin('anchors as a', 'a.tree_size', 'c.tree_size')
-      .select(['c.tree_size', 'a.root_hash', 'c.calendar', 'c.reply', 'c.checks', 'c.submitted_at'])
+      .leftJoin('log_checkpoints as l', 'l.tree_size', 'c.tree_size')
+      .select([
+        'c.tree_size',
+        'a.root_hash',
+        'a.created_at',
+        'l.created_at as signed_at',
+        'c.calendar',
+        'c.reply',
+        'c.checks',
+        'c.submitted_at',
+      ])
       .where('c.status', '=', 'pending')
       .where('c.next_check_at', '<=', now)
       .orderBy('c.next_check_at')
@@ -230,30 +253,64 @@ export class AnchorStore {
       reply: Buffer.from(r.reply, 'base64'),
       checks: r.checks,
       submittedAt: Number(r.submitted_at),
+      signedAt: Number(r.signed_at ?? r.created_at),
     }));
   }
 
-  /** Records one upgrade check: still pending until `nextCheckAt` (null: given up), or confirmed. */
+  /**
+   * Records one upgrade check: still pending until `nextCheckAt` (null: given up), or attested in
+   * Bitcoin (`bitcoin`, its header checked, or `claimed`, unchecked).
+   */
   async checked(
     key: { treeSize: number; calendar: string },
     outcome:
       | { status: 'pending'; nextCheckAt: number | null }
-      | { status: 'bitcoin'; height: number; commitment: Buffer; timestamp: Buffer },
+      | { status: 'bitcoin' | 'claimed'; height: number; commitment: Buffer; timestamp: Buffer },
   ): Promise<void> {
     const update =
       outcome.status === 'pending'
         ? { next_check_at: outcome.nextCheckAt }
         : {
-            status: 'bitcoin' as const,
+            status: outcome.status,
             bitcoin_height: outcome.height,
             upgrade: packUpgrade(outcome),
             next_check_at: null,
           };
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('anchor_calendars')
+        .set((eb) => ({ ...update, checks: eb('checks', '+', 1) }))
+        .where('tree_size', '=', key.treeSize)
+        .where('calendar', '=', key.calendar)
+        .execute();
+      // The assembled .ots no longer holds everything: assembled again (setOts, or the next download).
+      if (outcome.status !== 'pending')
+        await trx.updateTable('anchors').set({ ots: null }).where('tree_size', '=', key.treeSize).execute();
+    });
+  }
+
+  /** When the log signed the checkpoint of a tree size (ms); undefined when it has no record of it. */
+  async signedAt(treeSize: number): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('log_checkpoints')
+      .select('created_at')
+      .where('tree_size', '=', treeSize)
+      .executeTakeFirst();
+    return row && Number(row.created_at);
+  }
+
+  /** The anchor of one tree size, with its vouchers. */
+  async at(treeSize: number): Promise<StoredAnchor | undefined> {
+    const rows = await this.#db.selectFrom('anchors').selectAll().where('tree_size', '=', treeSize).execute();
+    return (await this.#withVouchers(rows))[0];
+  }
+
+  /** Stores the assembled OpenTimestamps part of an anchor (anchor-ots.ts). */
+  async setOts(treeSize: number, ots: Buffer | null): Promise<void> {
     await this.#db
-      .updateTable('anchor_calendars')
-      .set((eb) => ({ ...update, checks: eb('checks', '+', 1) }))
-      .where('tree_size', '=', key.treeSize)
-      .where('calendar', '=', key.calendar)
+      .updateTable('anchors')
+      .set({ ots: ots && ots.toString('base64') })
+      .where('tree_size', '=', treeSize)
       .execute();
   }
 

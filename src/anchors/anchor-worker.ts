@@ -4,14 +4,19 @@ import type { AnchorConfig } from '../config.ts';
 import { attestationsOf, readTimestamp } from '../core/opentimestamps.ts';
 import type { SignedCheckpoint } from '../log/log-service.ts';
 import type { Clock } from '../platform/clock.ts';
+import { checkBitcoinHeader } from '../verify/bitcoin-header.ts';
 import {
   AnchorFailure,
+  fetchBitcoinHeader,
   fetchUpgrade,
   pendingCommitments,
   requestToken,
   submitDigest,
+  type Outside,
 } from './anchor-clients.ts';
+import { assembleCalendars } from './anchor-ots.ts';
 import type { AnchorStore, DueUpgrade, EndpointHealth, StoredAnchor } from './anchor-store.ts';
+import { Endpoint, OutsideClient } from './outside-http.ts';
 
 /** The lease of the one anchoring instance; another takes over this long after it stops renewing. */
 const LEASE_MS = 30_000;
@@ -24,6 +29,48 @@ const MAX_UPGRADE_WAIT_MS = 6 * 3_600_000;
 /** …for this long after submission (Bitcoin confirms a calendar's commitment within hours). */
 const UPGRADE_FOR_MS = 7 * 86_400_000;
 const UPGRADES_PER_STEP = 20;
+/** One pass (anchoring a checkpoint, or upgrading) makes at most this many requests… */
+export const PASS_REQUESTS = 32;
+/** …at most this many at once… */
+export const PASS_PARALLEL = 4;
+/** …and ends within this long, whatever is still open. */
+export const PASS_MS = 30_000;
+/** A Bitcoin block that holds a checkpoint cannot be dated more than this before it was signed. */
+const BLOCK_TIME_SLACK_MS = 2 * 3_600_000;
+
+/**
+ * The bounds of one pass: requests beyond PASS_REQUESTS are not made (undefined), at most
+ * PASS_PARALLEL run at once, and all are cut at the pass's deadline or when the worker stops.
+ */
+class Pass {
+  readonly outside: Outside;
+  #left = PASS_REQUESTS;
+  #running = 0;
+  readonly #queue: (() => void)[] = [];
+
+  constructor(client: OutsideClient, stopping: AbortSignal) {
+    this.outside = { client, signal: AbortSignal.any([AbortSignal.timeout(PASS_MS), stopping]) };
+  }
+
+  get over(): boolean {
+    return this.#left <= 0 || this.outside.signal!.aborted;
+  }
+
+  async run<T>(request: (outside: Outside) => Promise<T>): Promise<T | typeof SKIPPED> {
+    if (this.over) return SKIPPED;
+    this.#left--;
+    if (this.#running < PASS_PARALLEL) this.#running++;
+    else await new Promise<void>((resolve) => this.#queue.push(resolve)); // a finished request hands its slot over
+    try {
+      return await request(this.outside);
+    } finally {
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+}
+const SKIPPED = Symbol('skipped');
 
 interface AnchorWorkerDeps {
   store: AnchorStore;
@@ -49,9 +96,23 @@ export class AnchorWorker {
   #wake: (() => void) | undefined;
   /** Vouchers obtained for a checkpoint but not stored yet (the database failed): stored first next time. */
   #unsaved: StoredAnchor | undefined;
+  readonly #client: OutsideClient;
+  readonly #authorities: Endpoint[];
+  readonly #calendars: Endpoint[];
+  readonly #headers: Endpoint | undefined;
+  /** Aborted when the worker stops: every open request ends. */
+  #stopping = new AbortController();
+  /** The upgrade pass under way, run beside the anchoring so that it never delays a new checkpoint. */
+  #upgrading: Promise<void> | undefined;
 
   constructor(deps: AnchorWorkerDeps) {
     this.#deps = deps;
+    const { config } = deps;
+    this.#client = new OutsideClient(config.allowPrivateUrls);
+    this.#authorities = config.tsaUrls.map((url) => new Endpoint(url));
+    this.#calendars = config.otsCalendars.map((url) => new Endpoint(url));
+    this.#headers =
+      config.bitcoinHeadersUrl === undefined ? undefined : new Endpoint(config.bitcoinHeadersUrl);
   }
 
   get enabled(): boolean {
@@ -62,14 +123,17 @@ export class AnchorWorker {
   start(): void {
     if (this.#running || !this.enabled) return;
     this.#running = true;
+    this.#stopping = new AbortController();
     this.#loop = this.#run();
   }
 
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    this.#stopping.abort();
     this.#wake?.();
     await this.#loop;
+    await this.#upgrading;
     await this.#deps.store.release(this.#holder).catch(() => undefined);
   }
 
@@ -98,7 +162,10 @@ export class AnchorWorker {
     }
   }
 
-  /** One pass: anchors the newest checkpoint when due, then due upgrades. Returns ms until the next due. */
+  /**
+   * One step: anchors the newest checkpoint when due, and starts an upgrade pass unless one is under
+   * way (it runs on beside the next steps). Returns ms until the next anchor is due.
+   */
   async step(): Promise<number> {
     const { store, clock, config } = this.#deps;
     const now = clock.now();
@@ -109,30 +176,37 @@ export class AnchorWorker {
     if (checkpoint !== undefined && checkpoint.treeSize > (newest?.treeSize ?? 0) && now >= dueAt) {
       await this.#anchor(checkpoint);
     }
-    await this.#upgrade();
+    this.#upgrading ??= this.#upgrade()
+      .catch((error: unknown) => this.#deps.log.warn({ err: error }, 'anchors: upgrade pass failed'))
+      .finally(() => {
+        this.#upgrading = undefined;
+      });
     return Number.isFinite(dueAt) ? dueAt - now : POLL_MS;
   }
 
   async #anchor(checkpoint: SignedCheckpoint): Promise<void> {
-    const { store, clock, config } = this.#deps;
+    const { store, clock } = this.#deps;
     const now = clock.now();
     const health = new Map((await store.endpoints()).map((e) => [e.url, e]));
-    const ready = (url: string) => (health.get(url)?.retryAt ?? 0) <= now;
+    const ready = (endpoint: Endpoint) => (health.get(endpoint.name)?.retryAt ?? 0) <= now;
     const note = Buffer.from(checkpoint.checkpoint, 'utf8');
+    const signedAt = (await store.signedAt(checkpoint.treeSize)) ?? now;
+    const pass = new Pass(this.#client, this.#stopping.signal);
     const [tokens, calendars] = await Promise.all([
       Promise.all(
-        config.tsaUrls.filter(ready).map((url) =>
-          this.#attempt({ url, kind: 'rfc3161' }, health, async () => {
-            const { genTime, token } = await requestToken(url, note);
-            return { url, genTime: genTime.getTime(), token };
+        this.#authorities.filter(ready).map((endpoint) =>
+          this.#attempt({ url: endpoint.name, kind: 'rfc3161' }, health, pass, async (outside) => {
+            const window = { signedAt, now: () => clock.now() };
+            const { genTime, token } = await requestToken(outside, endpoint, note, window);
+            return { url: endpoint.name, genTime: genTime.getTime(), token };
           }),
         ),
       ),
       Promise.all(
-        config.otsCalendars.filter(ready).map((calendar) =>
-          this.#attempt({ url: calendar, kind: 'opentimestamps' }, health, async () => ({
-            calendar,
-            reply: await submitDigest(calendar, checkpoint.rootHash),
+        this.#calendars.filter(ready).map((endpoint) =>
+          this.#attempt({ url: endpoint.name, kind: 'opentimestamps' }, health, pass, async (outside) => ({
+            calendar: endpoint.name,
+            reply: await submitDigest(outside, endpoint, checkpoint.rootHash),
             status: 'pending' as const,
             bitcoinHeight: null,
             upgrade: null,
@@ -140,16 +214,19 @@ export class AnchorWorker {
         ),
       ),
     ]);
-    const anchor: StoredAnchor = {
+    const found = {
+      tokens: tokens.filter((t) => t !== undefined),
+      calendars: calendars.filter((c) => c !== undefined),
+    };
+    if (found.tokens.length + found.calendars.length === 0) return;
+    await this.#store({
       treeSize: checkpoint.treeSize,
       rootHash: checkpoint.rootHash,
       checkpoint: checkpoint.checkpoint,
       createdAt: clock.now(),
-      tokens: tokens.filter((t) => t !== undefined),
-      calendars: calendars.filter((c) => c !== undefined),
-    };
-    if (anchor.tokens.length + anchor.calendars.length === 0) return;
-    await this.#store(anchor);
+      ...found,
+      ots: assembleCalendars(checkpoint.rootHash, found.calendars),
+    });
   }
 
   /** Stores an anchor; kept to be stored again when the database fails, never asked for again. */
@@ -172,13 +249,17 @@ export class AnchorWorker {
   async #attempt<T>(
     endpoint: { url: string; kind: EndpointHealth['kind'] },
     health: Map<string, EndpointHealth>,
-    request: () => Promise<T>,
+    pass: Pass,
+    request: (outside: Outside) => Promise<T>,
   ): Promise<T | undefined> {
     const { store, clock, log } = this.#deps;
     let outcome: { result: T } | { reason: string };
     try {
-      outcome = { result: await request() };
+      const result = await pass.run(request);
+      if (result === SKIPPED) return undefined;
+      outcome = { result };
     } catch (error) {
+      if (this.#stopping.signal.aborted) return undefined;
       outcome = {
         reason: error instanceof AnchorFailure ? error.message : `${endpoint.url}: ${String(error)}`,
       };
@@ -201,39 +282,74 @@ export class AnchorWorker {
     return 'result' in outcome ? outcome.result : undefined;
   }
 
+  /** One upgrade pass over the due pending attestations, within the bounds of a Pass. */
   async #upgrade(): Promise<void> {
     const { store, clock } = this.#deps;
     const due = await store.dueUpgrades(clock.now(), UPGRADES_PER_STEP);
     if (due.length === 0) return;
     const health = new Map((await store.endpoints()).map((e) => [e.url, e]));
-    for (const row of due) await this.#upgradeOne(row, health);
+    const pass = new Pass(this.#client, this.#stopping.signal);
+    const results = await Promise.allSettled(due.map((row) => this.#upgradeOne(row, health, pass)));
+    for (const result of results) {
+      if (result.status === 'rejected')
+        this.#deps.log.warn({ err: result.reason as Error }, 'anchors: an upgrade check failed');
+    }
   }
 
-  async #upgradeOne(row: DueUpgrade, health: Map<string, EndpointHealth>): Promise<void> {
+  /**
+   * Asks the configured calendar that issued a pending attestation for its upgrade (never any address
+   * the attestation names); a Bitcoin attestation is checked against its block header when a header
+   * server is configured, and stored as `claimed` when none is.
+   */
+  async #upgradeOne(row: DueUpgrade, health: Map<string, EndpointHealth>, pass: Pass): Promise<void> {
     const { store, clock, config, log } = this.#deps;
     const key = { treeSize: row.treeSize, calendar: row.calendar };
+    const calendar = this.#calendars.find((c) => c.name === row.calendar);
+    const endpoint = { url: row.calendar, kind: 'opentimestamps' as const };
     const timestamp = readTimestamp(row.reply, row.rootHash);
-    for (const { commitment, uri } of pendingCommitments(timestamp)) {
-      const reply = await this.#attempt({ url: row.calendar, kind: 'opentimestamps' }, health, () =>
-        fetchUpgrade(upgradeBase(row.calendar, uri), commitment),
+    for (const { commitment } of calendar === undefined ? [] : pendingCommitments(timestamp)) {
+      if (pass.over) return; // asked again in the next pass
+      const reply = await this.#attempt(endpoint, health, pass, (outside) =>
+        fetchUpgrade(outside, calendar!, commitment),
       );
       if (reply === undefined) continue;
-      const heights = attestationsOf(readTimestamp(reply, commitment)).flatMap(({ attestation }) =>
-        attestation.kind === 'bitcoin' ? [attestation.height] : [],
+      const claims = attestationsOf(readTimestamp(reply, commitment)).flatMap(({ msg, attestation }) =>
+        attestation.kind === 'bitcoin' ? [{ msg, height: attestation.height }] : [],
       );
-      if (heights.length > 0) {
-        await store.checked(key, {
-          status: 'bitcoin',
-          height: Math.min(...heights),
-          commitment,
-          timestamp: reply,
+      if (claims.length === 0) continue;
+      const claim = claims.reduce((a, b) => (b.height < a.height ? b : a));
+      let status: 'bitcoin' | 'claimed' = 'claimed';
+      if (this.#headers !== undefined) {
+        const headers = this.#headers;
+        const checked = await this.#attempt(endpoint, health, pass, async (outside) => {
+          const { hash, header } = await fetchBitcoinHeader(outside, headers, claim.height);
+          const problem = checkBitcoinHeader(header, {
+            height: claim.height,
+            blockHash: hash,
+            merkleRoot: claim.msg,
+            notBefore: row.signedAt - BLOCK_TIME_SLACK_MS,
+          });
+          if (problem !== undefined)
+            throw new AnchorFailure(
+              `OpenTimestamps calendar ${row.calendar} claims Bitcoin block ${claim.height} holds ` +
+                `checkpoint ${row.treeSize}, but ${problem}; the claim is refused`,
+            );
+          return true;
         });
-        log.info(
-          { treeSize: row.treeSize, calendar: row.calendar },
-          'anchors: Bitcoin attests the checkpoint',
-        );
-        return;
+        if (checked === undefined) break; // refused or not checked: still pending, asked again later
+        status = 'bitcoin';
       }
+      await store.checked(key, { status, height: claim.height, commitment, timestamp: reply });
+      const anchor = await store.at(row.treeSize);
+      if (anchor !== undefined)
+        await store.setOts(row.treeSize, assembleCalendars(anchor.rootHash, anchor.calendars));
+      log.info(
+        { treeSize: row.treeSize, calendar: row.calendar, height: claim.height, status },
+        status === 'bitcoin'
+          ? 'anchors: Bitcoin attests the checkpoint, its block header checked'
+          : 'anchors: a calendar claims Bitcoin attests the checkpoint (no header checked)',
+      );
+      return;
     }
     const now = clock.now();
     const wait = Math.min(config.intervalMs * 2 ** row.checks, MAX_UPGRADE_WAIT_MS);
@@ -241,17 +357,4 @@ export class AnchorWorker {
     if (giveUp) log.warn(key, 'anchors: no Bitcoin attestation after 7 days; no longer asking');
     await store.checked(key, { status: 'pending', nextCheckAt: giveUp ? null : now + wait });
   }
-}
-
-/**
- * Where to ask for an upgrade: the calendar that the pending attestation names (public calendars
- * aggregate for one another), when it is served over HTTPS or is the configured calendar itself;
- * otherwise the configured calendar, so an answer cannot point the service at any other address.
- */
-function upgradeBase(calendar: string, uri: string): string {
-  if (!URL.canParse(uri)) return calendar;
-  const named = new URL(uri);
-  if (named.protocol === 'https:' || named.origin === new URL(calendar).origin)
-    return uri.replace(/\/+$/, '');
-  return calendar;
 }

@@ -11,6 +11,7 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
+import { startHeaderServer, type HeaderServer } from '../../test/bitcoin-headers.ts';
 import { startCalendar, type Calendar } from '../../test/ots-calendar.ts';
 import { reference } from '../../test/ots-reference.ts';
 import { eventually } from '../../test/wait.ts';
@@ -22,19 +23,27 @@ import { eventually } from '../../test/wait.ts';
  */
 describe('OpenTimestamps anchors', () => {
   let calendars: Calendar[];
+  let headers: HeaderServer;
   let server: TestServer;
   let dir: string;
   before(async () => {
     calendars = [await startCalendar(), await startCalendar()];
+    headers = await startHeaderServer();
     dir = mkdtempSync(path.join(tmpdir(), 'ots-anchor-'));
     server = await startServer({
-      env: { ANCHOR_OTS_CALENDARS: calendars.map((c) => c.url).join(','), ANCHOR_INTERVAL_MS: '100' },
+      env: {
+        ANCHOR_OTS_CALENDARS: calendars.map((c) => c.url).join(','),
+        ANCHOR_INTERVAL_MS: '100',
+        ANCHOR_ALLOW_PRIVATE_URLS: 'true',
+        BITCOIN_HEADERS_URL: headers.url,
+      },
     });
   });
   after(async () => {
     await server.close();
     server.cleanup();
     await Promise.all(calendars.map((c) => c.close()));
+    await headers.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -92,6 +101,7 @@ describe('OpenTimestamps anchors', () => {
 
     // The first calendar's commitments reach Bitcoin; the service upgrades its copy.
     const block = calendars[0]!.confirm();
+    headers.add(block.height, block.header);
     const confirmed = await eventually(() => api(server.baseUrl, `/api/proofs/${proofs[0]!.id}/anchors`), {
       what: 'the Bitcoin attestation in the anchors',
       until: (res) => res.body.opentimestamps?.some((o: { status: string }) => o.status === 'bitcoin'),
@@ -104,7 +114,8 @@ describe('OpenTimestamps anchors', () => {
       bitcoinHeight: block.height,
     });
     const page = (await api(server.baseUrl, `/proof/${proofs[0]!.id}`)).text;
-    assert.ok(page.includes(`confirmed in Bitcoin block ${block.height}`));
+    assert.ok(page.includes(`in Bitcoin block ${block.height}</strong>`));
+    assert.ok(page.includes('(its block header checked)'));
     assert.ok(page.includes(`/api/proofs/${proofs[0]!.id}/proof.ots`));
 
     const file = await otsFile(proofs[0]!.id, 'confirmed.ots');

@@ -22,7 +22,9 @@ describe('anchors by an outside time-stamping authority', () => {
   let server: TestServer;
   before(async () => {
     tsa = await startOpensslTsa();
-    server = await startServer({ env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '100' } });
+    server = await startServer({
+      env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '100', ANCHOR_ALLOW_PRIVATE_URLS: 'true' },
+    });
   });
   after(async () => {
     await server.close();
@@ -175,7 +177,7 @@ describe('anchors with two instances on one database', () => {
   test('each checkpoint is anchored once, by one instance at a time', async () => {
     const tsa = await startOpensslTsa();
     const dataDir = makeDataDir();
-    const env = { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '50' };
+    const env = { ANCHOR_TSA_URLS: tsa.url, ANCHOR_INTERVAL_MS: '50', ANCHOR_ALLOW_PRIVATE_URLS: 'true' };
     const a = await startServer({ dataDir, env });
     const b = await startServer({ dataDir, env });
     try {

@@ -4,7 +4,9 @@ const TreeSize = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const Base64Hash = Type.String({ description: 'A SHA-256 hash, base64.' });
 
 const Rfc3161Anchor = Type.Object({
-  url: Type.String({ description: 'The time-stamping authority that signed the token.' }),
+  url: Type.String({
+    description: 'The time-stamping authority that signed the token, as `scheme://host[:port]/path` only.',
+  }),
   genTime: Type.String({ format: 'date-time', description: "The authority's time for the token." }),
   token: Type.String({
     description:
@@ -13,9 +15,18 @@ const Rfc3161Anchor = Type.Object({
   }),
 });
 const OtsAnchor = Type.Object({
-  calendar: Type.String({ description: 'The OpenTimestamps calendar the root hash was submitted to.' }),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('bitcoin')]),
-  bitcoinHeight: Type.Optional(Type.Integer({ description: 'The Bitcoin block that attests it.' })),
+  calendar: Type.String({
+    description:
+      'The OpenTimestamps calendar the root hash was submitted to, as `scheme://host[:port]/path` only.',
+  }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('claimed'), Type.Literal('bitcoin')], {
+    description:
+      '`pending`: not in Bitcoin yet; `claimed`: the calendar says a Bitcoin block holds it and no block ' +
+      'header was checked; `bitcoin`: the block header was checked (its Merkle root is the attested value).',
+  }),
+  bitcoinHeight: Type.Optional(
+    Type.Integer({ description: 'The Bitcoin block that holds it (claimed, or checked for `bitcoin`).' }),
+  ),
 });
 const AnchorFields = {
   treeSize: TreeSize,

@@ -1,10 +1,12 @@
 import type { AnchorConfig } from '../config.ts';
-import { chainTo, graft, proofOps, readTimestamp, writeDetachedFile } from '../core/opentimestamps.ts';
+import { applyOp, proofOps, writeDetachedChain } from '../core/opentimestamps.ts';
 import { signingMessage } from '../core/proof-signature.ts';
 import { AppError } from '../errors.ts';
 import { encodeInclusion, type LogService } from '../log/log-service.ts';
 import { proofNotFound, type ProofsService } from '../proofs/proofs-service.ts';
-import type { AnchorStore, StoredAnchor, StoredCalendar } from './anchor-store.ts';
+import { assembleCalendars } from './anchor-ots.ts';
+import type { AnchorStore, StoredAnchor } from './anchor-store.ts';
+import { shownName } from './outside-http.ts';
 
 /**
  * The reads of anchors: anchored checkpoints, the anchor of one proof with its inclusion in the
@@ -25,23 +27,16 @@ function present(anchor: StoredAnchor) {
     rootHash: anchor.rootHash.toString('base64'),
     checkpoint: anchor.checkpoint,
     rfc3161: anchor.tokens.map((t) => ({
-      url: t.url,
+      url: shownName(t.url),
       genTime: new Date(t.genTime).toISOString(),
       token: t.token.toString('base64'),
     })),
     opentimestamps: anchor.calendars.map((c) => ({
-      calendar: c.calendar,
+      calendar: shownName(c.calendar),
       status: c.status,
       ...(c.bitcoinHeight === null ? {} : { bitcoinHeight: c.bitcoinHeight }),
     })),
   };
-}
-
-/** A calendar's timestamp of the root, with its upgrade grafted on once Bitcoin attests it. */
-function calendarTimestamp(anchor: StoredAnchor, calendar: StoredCalendar) {
-  const timestamp = readTimestamp(calendar.reply, anchor.rootHash);
-  if (calendar.upgrade === null) return timestamp;
-  return graft(timestamp, readTimestamp(calendar.upgrade.timestamp, calendar.upgrade.commitment));
 }
 
 export class AnchorsService {
@@ -90,6 +85,8 @@ export class AnchorsService {
   /**
    * The OpenTimestamps file of the caller's own file: from the proof's contentHash through its leaf
    * and audit path to the anchored root, then through each calendar's operations to its attestation.
+   * The calendars' part is the anchor's stored one (assembled when it was stored, or here once for an
+   * anchor stored before that); only the proof's own path is computed per download.
    */
   async otsFile(id: string): Promise<Buffer> {
     const { proof, anchor } = await this.#anchored(id, 'opentimestamps');
@@ -102,8 +99,14 @@ export class AnchorsService {
       treeSize: inclusion.treeSize,
       hashes: inclusion.hashes.map((h) => Buffer.from(h)),
     });
-    const tails = anchor.calendars.map((calendar) => calendarTimestamp(anchor, calendar));
-    return writeDetachedFile(contentHash, chainTo(contentHash, ops, tails));
+    const reached = ops.reduce<Buffer>((msg, op) => applyOp(op, msg), contentHash);
+    if (!reached.equals(anchor.rootHash)) throw new Error('the proof path does not reach the anchored root');
+    let tail = anchor.ots;
+    if (tail === null) {
+      tail = assembleCalendars(anchor.rootHash, anchor.calendars)!;
+      await this.#deps.store.setOts(anchor.treeSize, tail);
+    }
+    return writeDetachedChain(contentHash, ops, tail);
   }
 
   async #anchored(id: string, need: 'anchors' | 'opentimestamps') {
@@ -152,7 +155,8 @@ export class AnchorsService {
     ]);
     const health = new Map(endpoints.map((e) => [e.url, e]));
     const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
-    const endpoint = (url: string, kind: 'rfc3161' | 'opentimestamps') => {
+    const endpoint = (configured: string, kind: 'rfc3161' | 'opentimestamps') => {
+      const url = shownName(configured);
       const e = health.get(url);
       return {
         url,

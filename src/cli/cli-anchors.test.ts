@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { api, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
 import { startAlteringProxy } from '../../test/altering-proxy.ts';
+import { startHeaderServer, type HeaderServer } from '../../test/bitcoin-headers.ts';
 import { startOpensslTsa, type OpensslTsa } from '../../test/openssl-tsa.ts';
 import { startCalendar, type Calendar } from '../../test/ots-calendar.ts';
 import { run } from '../../test/process.ts';
@@ -17,18 +18,26 @@ describe('hashproof verify and anchors', () => {
   let tsa: OpensslTsa;
   let stranger: OpensslTsa;
   let calendar: Calendar;
+  let headers: HeaderServer;
   let server: TestServer;
   let work: string;
   let file: string;
   let proofId: string;
   before(async () => {
-    [tsa, stranger, calendar] = await Promise.all([
+    [tsa, stranger, calendar, headers] = await Promise.all([
       startOpensslTsa(),
       startOpensslTsa('Stranger'),
       startCalendar(),
+      startHeaderServer(),
     ]);
     server = await startServer({
-      env: { ANCHOR_TSA_URLS: tsa.url, ANCHOR_OTS_CALENDARS: calendar.url, ANCHOR_INTERVAL_MS: '100' },
+      env: {
+        ANCHOR_TSA_URLS: tsa.url,
+        ANCHOR_OTS_CALENDARS: calendar.url,
+        ANCHOR_INTERVAL_MS: '100',
+        ANCHOR_ALLOW_PRIVATE_URLS: 'true',
+        BITCOIN_HEADERS_URL: headers.url,
+      },
     });
     work = makeDataDir();
     file = path.join(work, 'report.pdf');
@@ -44,7 +53,7 @@ describe('hashproof verify and anchors', () => {
   after(async () => {
     await server.close();
     server.cleanup();
-    await Promise.all([tsa.close(), stranger.close(), calendar.close()]);
+    await Promise.all([tsa.close(), stranger.close(), calendar.close(), headers.close()]);
   });
 
   const hashproof = (args: string[]) =>
@@ -104,18 +113,37 @@ describe('hashproof verify and anchors', () => {
     assert.equal(untrusted.check(`anchor rfc3161 ${host}`)?.status, 'invalid');
   });
 
-  test('once Bitcoin attests the calendar, --online saves the upgraded .ots and its chain is checked', async () => {
+  test('once Bitcoin attests the calendar, --online saves the upgraded .ots; the claim counts only with its header checked', async () => {
     const block = calendar.confirm();
+    headers.add(block.height, block.header);
     await eventually(() => api(server.baseUrl, `/api/proofs/${proofId}/anchors`), {
-      what: 'the Bitcoin attestation',
+      what: 'the Bitcoin attestation, its header checked by the service',
       until: (res) => res.body.opentimestamps?.[0]?.status === 'bitcoin',
       timeoutMs: 20_000,
     });
-    const { code, check } = await verify('--online', '--tsa-roots', tsa.rootFile);
+    const unchecked = await verify('--online', '--tsa-roots', tsa.rootFile);
+    assert.equal(unchecked.code, 0, JSON.stringify(unchecked.report));
+    const claim = unchecked.check(`anchor opentimestamps bitcoin ${block.height}`);
+    assert.equal(claim?.status, 'unchecked', 'a claim without its header is reported, not counted');
+    assert.match(claim.message, /header not checked \(--bitcoin-headers URL\)/);
+
+    const { code, check } = await verify('--tsa-roots', tsa.rootFile, '--bitcoin-headers', headers.url);
     assert.equal(code, 0);
     const bitcoin = check(`anchor opentimestamps bitcoin ${block.height}`);
     assert.equal(bitcoin?.status, 'valid');
     assert.ok(bitcoin.message.includes(block.header.subarray(36, 68).toString('hex')));
+
+    // A header server that serves another block for that height: the claim fails.
+    const other = Buffer.from(block.header);
+    other[40]! ^= 1;
+    headers.add(block.height, other);
+    const lied = await verify('--bitcoin-headers', headers.url);
+    assert.equal(lied.code, 1);
+    assert.equal(lied.check(`anchor opentimestamps bitcoin ${block.height}`)?.status, 'invalid');
+    headers.add(block.height, block.header);
+    const silent = await hashproof(['verify', file, '--bitcoin-headers', 'http://127.0.0.1:9']);
+    assert.equal(silent.code, 3, 'a header server that does not answer: the check could not be made');
+    assert.match(silent.stderr, /could not check the Bitcoin header/);
   });
 
   test('--online never writes anchors that do not verify: a lying service leaves the proof file as it was', async () => {

@@ -35,6 +35,7 @@ const OPTIONS = {
   online: { type: 'boolean' },
   keys: { type: 'string' },
   'tsa-roots': { type: 'string' },
+  'bitcoin-headers': { type: 'string' },
   q: { type: 'string' },
   'content-hash': { type: 'string' },
   file: { type: 'string' },

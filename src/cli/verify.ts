@@ -10,6 +10,7 @@ import {
   type ProofFile,
 } from '../client/client.ts';
 import { readRoots, saveProofFile } from './anchors.ts';
+import { claimedHeights, fetchBitcoinHeaders } from './bitcoin-headers.ts';
 import { checkLog } from './log-memory.ts';
 import { EXIT, escapeControl, print, UsageError } from './output.ts';
 import { onlineKeys, pinnedKeys, rememberedKeys, type TrustedKeys } from './trusted-keys.ts';
@@ -26,9 +27,20 @@ const MAX_PROOF_FILE_BYTES = 4 << 20;
 export async function verify(
   client: HashproofClient,
   [file, proofFile]: string[],
-  values: { online?: boolean; keys?: string; json?: boolean; 'tsa-roots'?: string },
+  values: {
+    online?: boolean;
+    keys?: string;
+    json?: boolean;
+    'tsa-roots'?: string;
+    'bitcoin-headers'?: string;
+  },
 ): Promise<number> {
   if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
+  const headersUrl = values['bitcoin-headers'];
+  if (headersUrl !== undefined && !(/^https?:\/\//.test(headersUrl) && URL.canParse(headersUrl)))
+    throw new UsageError(
+      `--bitcoin-headers must be the http(s) address of an Esplora-compatible API; got "${headersUrl}"`,
+    );
   if (file === '-') {
     // Standard input has no name to find its proof file by: it must be named.
     if (proofFile === undefined)
@@ -52,12 +64,14 @@ export async function verify(
   const fetched = values.online ? await client.anchors(read.proof.id) : undefined;
   const candidate = fetched === undefined ? document : { ...(document as object), anchors: fetched };
   const content = file === '-' ? { hash: await hashStream(process.stdin) } : { path: file };
-  const verdict = await verifyProofFile(
-    candidate,
-    content,
-    trusted.keys,
-    roots === undefined ? {} : { tsaRoots: roots },
-  );
+  const bitcoinHeaders =
+    headersUrl === undefined
+      ? undefined
+      : await fetchBitcoinHeaders(headersUrl, claimedHeights(proofFileOf(candidate).anchors), 30_000);
+  const verdict = await verifyProofFile(candidate, content, trusted.keys, {
+    ...(roots === undefined ? {} : { tsaRoots: roots }),
+    ...(bitcoinHeaders === undefined ? {} : { bitcoinHeaders }),
+  });
   const { checks, problems } = verdict;
   if (fetched === undefined && read.anchors === undefined)
     checks.push({

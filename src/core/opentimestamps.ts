@@ -11,6 +11,7 @@ export { applyOp, OtsFormatError, type OtsOp } from './ots-ops.ts';
 export {
   readDetachedFile,
   readTimestamp,
+  writeDetachedChain,
   writeDetachedFile,
   writeTimestamp,
   type OtsAttestation,

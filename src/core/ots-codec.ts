@@ -114,8 +114,13 @@ function sortTree(t: OtsTimestamp): void {
   for (const { next } of t.ops) sortTree(next);
 }
 
+/** The operations that hash their message: what reading a hostile timestamp spends its time on. */
+const HASHES = new Set<OtsOp['op']>(['sha256', 'sha1', 'ripemd160', 'keccak256']);
+
 class Reader {
   at = 0;
+  /** How many more message bytes the hash operations read may hash. */
+  hashBudget = Infinity;
   readonly bytes: Buffer;
   constructor(bytes: Buffer) {
     this.bytes = bytes;
@@ -173,6 +178,10 @@ function readNode(reader: Reader, msg: Buffer, depthLeft: number): OtsTimestamp 
       node.attestations.push(readAttestation(reader));
     } else {
       const op = opOfTag(tag, () => reader.varbytes(MAX_MSG, 1));
+      if (HASHES.has(op.op)) {
+        reader.hashBudget -= msg.length;
+        if (reader.hashBudget < 0) fail('its operations hash more bytes than allowed');
+      }
       node.ops.push({ op, next: readNode(reader, applyOp(op, msg), depthLeft - 1) });
     }
   };
@@ -182,9 +191,18 @@ function readNode(reader: Reader, msg: Buffer, depthLeft: number): OtsTimestamp 
   return canonicalNode(node);
 }
 
-export function readTimestamp(bytes: Buffer, msg: Buffer): OtsTimestamp {
+/**
+ * Reads a serialized timestamp of `msg`. `maxHashedBytes` bounds the bytes its hash operations may
+ * hash in all (what a timestamp built for hashing cost spends a reader's time on); none by default.
+ */
+export function readTimestamp(
+  bytes: Buffer,
+  msg: Buffer,
+  { maxHashedBytes = Infinity }: { maxHashedBytes?: number } = {},
+): OtsTimestamp {
   if (msg.length > MAX_MSG) fail(`a message longer than ${MAX_MSG} bytes`);
   const reader = new Reader(bytes);
+  reader.hashBudget = maxHashedBytes;
   const timestamp = readNode(reader, Buffer.from(msg), MAX_DEPTH);
   reader.end('the timestamp');
   return timestamp;
@@ -255,6 +273,23 @@ export function writeDetachedFile(fileDigest: Buffer, t: OtsTimestamp): Buffer {
     fail("the timestamp's message is not the 32-byte file digest");
   const header = Buffer.concat([MAGIC, varuint(MAJOR_VERSION), Buffer.from([OP_TAGS.sha256]), fileDigest]);
   return Buffer.concat([header, writeTimestamp(t)]);
+}
+
+/**
+ * The `.ots` file of a timestamp that runs from `fileDigest` through `ops`, one after another, into
+ * `tail`: the serialized timestamp (writeTimestamp) of the last message, written earlier. Only the
+ * chain's own operations are written here, so the tail's are not computed again; the caller vouches
+ * that `tail` is a timestamp of the chain's last message.
+ */
+export function writeDetachedChain(fileDigest: Buffer, ops: OtsOp[], tail: Buffer): Buffer {
+  if (fileDigest.length !== 32) fail('the file digest is not 32 bytes');
+  const out = [MAGIC, varuint(MAJOR_VERSION), Buffer.from([OP_TAGS.sha256]), fileDigest];
+  for (const op of ops) {
+    out.push(Buffer.from([OP_TAGS[op.op]]));
+    if ('arg' in op) out.push(varbytes(op.arg));
+  }
+  out.push(tail);
+  return Buffer.concat(out);
 }
 
 export function readDetachedFile(bytes: Buffer): { digest: Buffer; timestamp: OtsTimestamp } {

@@ -175,6 +175,8 @@ interface AnchorsTable {
   root_hash: string;
   checkpoint: string;
   created_at: number;
+  /** Every calendar's timestamp of the root merged into one, serialized, base64 (migration 0013). */
+  ots: string | null;
 }
 
 interface AnchorTokensTable {
@@ -191,7 +193,8 @@ interface AnchorCalendarsTable {
   calendar: string;
   /** The calendar's answer to the root hash (a serialized OpenTimestamps timestamp), base64. */
   reply: string;
-  status: 'pending' | 'bitcoin';
+  /** bitcoin: its block header checked; claimed: the calendar says so, no header checked. */
+  status: 'pending' | 'claimed' | 'bitcoin';
   bitcoin_height: number | null;
   /** The calendar's upgrade of the pending commitment, base64, once Bitcoin attests it. */
   upgrade: string | null;

@@ -7,7 +7,8 @@ export type PageAnchor = NonNullable<Awaited<ReturnType<AnchorsService['anchorOf
 
 /**
  * The "Anchors" fact of a proof page: which outside authorities and calendars vouch for the
- * checkpoint that holds the proof, when, and whether Bitcoin confirms it yet, with the downloads.
+ * checkpoint that holds the proof, when, and whether a Bitcoin block holds it yet (checked, or only
+ * claimed by the calendar), with the downloads.
  */
 export function anchorsFact(id: string, anchor: PageAnchor | undefined, enabled: boolean): SafeHtml {
   if (anchor === undefined) {
@@ -28,8 +29,12 @@ export function anchorsFact(id: string, anchor: PageAnchor | undefined, enabled:
         OpenTimestamps calendar <code>${hostOf(c.calendar)}</code>:
         ${
           c.status === 'bitcoin'
-            ? html`<strong>confirmed in Bitcoin block ${String(c.bitcoinHeight)}</strong>`
-            : html`<span class="muted">pending Bitcoin confirmation (usually a few hours)</span>`
+            ? html`<strong>in Bitcoin block ${String(c.bitcoinHeight)}</strong>
+                <span class="muted">(its block header checked)</span>`
+            : c.status === 'claimed'
+              ? html`claimed in Bitcoin block ${String(c.bitcoinHeight)} by the calendar
+                  <span class="muted">(its block header not checked here)</span>`
+              : html`<span class="muted">pending in Bitcoin (usually a few hours)</span>`
         }
       </li>`,
   );

@@ -88,7 +88,11 @@ function anchorStep(evidence: ProofEvidence): Step {
   const parts = [
     ...anchor.rfc3161.map((t) => `RFC 3161 by ${hostOf(t.url)} at ${formatUtc(t.genTime)}`),
     ...anchor.opentimestamps.map((c) =>
-      c.status === 'bitcoin' ? `Bitcoin block ${String(c.bitcoinHeight)}` : 'Bitcoin: pending',
+      c.status === 'bitcoin'
+        ? `Bitcoin block ${String(c.bitcoinHeight)}`
+        : c.status === 'claimed'
+          ? `Bitcoin block ${String(c.bitcoinHeight)} (claimed, header not checked)`
+          : 'Bitcoin: pending',
     ),
   ];
   const isConfirmed = anchor.rfc3161.length > 0 || anchor.opentimestamps.some((c) => c.status === 'bitcoin');

@@ -2,6 +2,7 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import { leafHash, verifyInclusion } from '../core/merkle.ts';
 import { attestationsOf, readDetachedFile, type OtsTimestamp } from '../core/opentimestamps.ts';
 import { signingMessage, type SignedProofFields } from '../core/proof-signature.ts';
+import { checkBitcoinHeader } from './bitcoin-header.ts';
 import { checkExternalToken } from './external-token.ts';
 import { openCheckpoint } from './log-checkpoints.ts';
 import { hostOf } from '../core/urls.ts';
@@ -21,7 +22,7 @@ export interface ProofAnchors {
   checkpoint: string;
   inclusion: { leafIndex: number; treeSize: number; rootHash: string; hashes: string[] };
   rfc3161: { url: string; genTime: string; token: string }[];
-  opentimestamps: { calendar: string; status: 'pending' | 'bitcoin'; bitcoinHeight?: number }[];
+  opentimestamps: { calendar: string; status: 'pending' | 'claimed' | 'bitcoin'; bitcoinHeight?: number }[];
   ots?: string;
 }
 
@@ -105,7 +106,14 @@ function nodeWith(t: OtsTimestamp, msg: Buffer): OtsTimestamp | undefined {
   return undefined;
 }
 
-function otsChecks(proof: { contentHash: string }, anchors: ProofAnchors): AnchorCheck[] {
+/** A Bitcoin block whose time is this long before the proof was made cannot hold it. */
+const BLOCK_TIME_SLACK_MS = 2 * 3_600_000;
+
+function otsChecks(
+  proof: { contentHash: string; timestamp: string },
+  anchors: ProofAnchors,
+  bitcoinHeaders: Map<number, Buffer> | undefined,
+): AnchorCheck[] {
   const name = 'anchor opentimestamps';
   if (anchors.opentimestamps.length === 0) return [];
   if (anchors.ots === undefined) {
@@ -132,13 +140,31 @@ function otsChecks(proof: { contentHash: string }, anchors: ProofAnchors): Ancho
   if (found.length === 0) return [{ name, status: 'invalid', message: 'The .ots file holds no attestation' }];
   return found.map(({ msg, attestation }) => {
     if (attestation.kind === 'bitcoin') {
+      const check = `${name} bitcoin ${attestation.height}`;
+      const header = bitcoinHeaders?.get(attestation.height);
+      if (header === undefined) {
+        const claimant = anchors.opentimestamps.find((o) => o.bitcoinHeight === attestation.height);
+        return {
+          name: check,
+          status: 'unchecked' as const,
+          message:
+            `Bitcoin block ${attestation.height} claimed by ${claimant ? hostOf(claimant.calendar) : 'a calendar'}, ` +
+            'header not checked (--bitcoin-headers URL)',
+        };
+      }
+      const problem = checkBitcoinHeader(header, {
+        height: attestation.height,
+        merkleRoot: msg,
+        notBefore: Date.parse(proof.timestamp) - BLOCK_TIME_SLACK_MS,
+      });
+      if (problem !== undefined)
+        return { name: check, status: 'invalid' as const, message: `The Bitcoin claim fails: ${problem}` };
       return {
-        name: `${name} bitcoin ${attestation.height}`,
+        name: check,
         status: 'valid' as const,
         message:
-          `Your file's hash leads through the anchored root to ${msg.toString('hex')}, which Bitcoin block ` +
-          `${attestation.height} must hold as its Merkle root: then the file existed before that block ` +
-          '(check the block header with a Bitcoin node: ots verify)',
+          `Your file's hash leads through the anchored root to ${msg.toString('hex')}, the Merkle root of ` +
+          `Bitcoin block ${attestation.height} (its header checked): the file existed before that block`,
       };
     }
     if (attestation.kind === 'pending') {
@@ -152,11 +178,15 @@ function otsChecks(proof: { contentHash: string }, anchors: ProofAnchors): Ancho
   });
 }
 
-/** Every offline check of a proof's saved anchors; `roots` are the outside authorities' trust roots. */
+/**
+ * Every offline check of a proof's saved anchors; `roots` are the outside authorities' trust roots,
+ * `bitcoinHeaders` the 80-byte headers of the Bitcoin blocks the caller fetched, by height: a Bitcoin
+ * attestation counts only when its block's header is among them and holds the attested Merkle root.
+ */
 export function checkAnchors(
   proof: SignedProofFields & { contentHash: string },
   anchors: ProofAnchors,
-  trust: { roots?: X509Certificate[]; logVerifierKey?: string },
+  trust: { roots?: X509Certificate[]; logVerifierKey?: string; bitcoinHeaders?: Map<number, Buffer> },
 ): AnchorCheck[] {
   if (anchors.proofId !== proof.id)
     return [{ name: 'anchors', status: 'invalid', message: 'The saved anchors are of another proof' }];
@@ -164,6 +194,6 @@ export function checkAnchors(
     checkpointCheck(anchors, trust.logVerifierKey),
     inclusionCheck(proof, anchors),
     ...anchors.rfc3161.map((token) => tokenCheck(anchors, token, trust.roots)),
-    ...otsChecks(proof, anchors),
+    ...otsChecks(proof, anchors, trust.bitcoinHeaders),
   ];
 }

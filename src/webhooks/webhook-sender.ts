@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { SERVICE_VERSION } from '../version.ts';
-import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from './public-agent.ts';
+import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from '../platform/public-agent.ts';
 
 interface SendResult {
   /** The HTTP status, or null when no answer came (refused, timed out, blocked). */

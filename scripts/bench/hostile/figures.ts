@@ -7,7 +7,7 @@ import type { Answer } from './http.ts';
 
 const GOALS = { healthP99Ms: 50, healthMaxMs: 250, getP99Ratio: 2 };
 
-interface LatencyStats {
+export interface LatencyStats {
   samples: number;
   p50Ms: number;
   p99Ms: number;
@@ -50,6 +50,15 @@ export interface HostileReport {
   /** The log's size when the phases began. */
   treeSize: number;
   client: { health: ClientFigures; get: ClientFigures };
+  /** The hostile-peers phase: `/health` against the phase without attack, `.ots` downloads, notarizations. */
+  peers: {
+    health: ClientFigures;
+    ots: LatencyStats;
+    notarized: LatencyStats;
+    /** Requests the calendar and the authority saw in the phase (the authority's: in the whole run). */
+    calendarRequests: number;
+    authorityRequests: number;
+  };
   goals: GoalResult[];
   attacker: { sent: number; served: number; limited: number; routes: AttackRouteStats[] };
 }
@@ -115,8 +124,8 @@ export function attackerFigures(
   return { sent, served: sent - limited - errors, limited, routes };
 }
 
-/** The goals under attack, each measured and marked pass or fail. */
-export function goalResults(health: ClientFigures, read: ClientFigures): GoalResult[] {
+/** The goals under attack and with hostile peers, each measured and marked pass or fail. */
+export function goalResults(health: ClientFigures, read: ClientFigures, peers: ClientFigures): GoalResult[] {
   return [
     {
       goal: `under attack, /health p99 ≤ ${GOALS.healthP99Ms} ms`,
@@ -132,6 +141,16 @@ export function goalResults(health: ClientFigures, read: ClientFigures): GoalRes
       goal: `under attack, GET /api/proofs/{id} p99 ≤ ${GOALS.getP99Ratio} × without attack`,
       measured: `${read.p99Ratio} × (${read.underAttack.p99Ms} against ${read.withoutAttack.p99Ms} ms)`,
       pass: read.p99Ratio <= GOALS.getP99Ratio,
+    },
+    {
+      goal: `with hostile peers, /health p99 ≤ ${GOALS.healthP99Ms} ms`,
+      measured: `${peers.underAttack.p99Ms} ms (${peers.p99Ratio} × without attack)`,
+      pass: peers.underAttack.p99Ms <= GOALS.healthP99Ms,
+    },
+    {
+      goal: `with hostile peers, /health max ≤ ${GOALS.healthMaxMs} ms`,
+      measured: `${peers.underAttack.maxMs} ms`,
+      pass: peers.underAttack.maxMs <= GOALS.healthMaxMs,
     },
   ];
 }

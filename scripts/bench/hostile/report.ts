@@ -1,6 +1,7 @@
 /** The hostile-load report as Markdown tables. */
 import { ALONE_ADDRESS, ATTACKER_ADDRESS, CLIENT_ADDRESS } from './http.ts';
 import type { HostileReport } from './figures.ts';
+import { PEERS_ADDRESS } from './peers.ts';
 
 const ms = (value: number | null) => (value === null || Number.isNaN(value) ? '–' : value.toFixed(1));
 const statusList = (statuses: Record<string, number>) =>
@@ -25,6 +26,11 @@ export function formatHostileReport(report: HostileReport): string {
       `| ${figures.route} | without attack | ${figures.withoutAttack.samples} | ${ms(figures.withoutAttack.p50Ms)} | ${ms(figures.withoutAttack.p99Ms)} | ${ms(figures.withoutAttack.maxMs)} | | ${statusList(figures.withoutAttack.statuses)} |`,
       `| ${figures.route} | under attack | ${figures.underAttack.samples} | ${ms(figures.underAttack.p50Ms)} | ${ms(figures.underAttack.p99Ms)} | ${ms(figures.underAttack.maxMs)} | ${figures.p99Ratio.toFixed(2)} | ${statusList(figures.underAttack.statuses)} |`,
     ]),
+    `| ${report.peers.health.route} | with hostile peers | ${report.peers.health.underAttack.samples} | ${ms(report.peers.health.underAttack.p50Ms)} | ${ms(report.peers.health.underAttack.p99Ms)} | ${ms(report.peers.health.underAttack.maxMs)} | ${report.peers.health.p99Ratio.toFixed(2)} | ${statusList(report.peers.health.underAttack.statuses)} |`,
+    `| GET /api/proofs/{id}/proof.ots | with hostile peers | ${report.peers.ots.samples} | ${ms(report.peers.ots.p50Ms)} | ${ms(report.peers.ots.p99Ms)} | ${ms(report.peers.ots.maxMs)} | | ${statusList(report.peers.ots.statuses)} |`,
+    `| POST /api/proof/notarize (${PEERS_ADDRESS}) | with hostile peers | ${report.peers.notarized.samples} | ${ms(report.peers.notarized.p50Ms)} | ${ms(report.peers.notarized.p99Ms)} | ${ms(report.peers.notarized.maxMs)} | | ${statusList(report.peers.notarized.statuses)} |`,
+    '',
+    `Hostile peers: the calendar answered ${report.peers.calendarRequests} requests in the phase; the authority ${report.peers.authorityRequests} in the run.`,
     '',
     '### Goals',
     '',

@@ -12,6 +12,7 @@ import * as m0009 from './0009-payment-authorizations.ts';
 import * as m0010 from './0010-label-scan-index.ts';
 import * as m0011 from './0011-token-format.ts';
 import * as m0012 from './0012-anchors.ts';
+import * as m0013 from './0013-anchor-ots.ts';
 
 export interface MigrationContext {
   engine: 'sqlite' | 'postgres';
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0010-label-scan-index': m0010,
   '0011-token-format': m0011,
   '0012-anchors': m0012,
+  '0013-anchor-ots': m0013,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {

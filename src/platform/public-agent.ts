@@ -2,10 +2,10 @@ import dns from 'node:dns';
 import { isIP, Socket, type LookupFunction, type TcpNetConnectOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import { isPublicAddress } from './webhook-url.ts';
+import { isPublicAddress } from './public-address.ts';
 
 /** The code of the error a connection to an address that is not public fails with. */
-export const ADDRESS_REFUSED = 'ERR_WEBHOOK_ADDRESS_REFUSED';
+export const ADDRESS_REFUSED = 'ERR_ADDRESS_REFUSED';
 
 type Listener = (error: Error | null, socket: Duplex) => void;
 type Connect = (options: TcpNetConnectOpts, listener?: Listener) => Duplex | Socket;
