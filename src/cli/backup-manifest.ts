@@ -36,6 +36,9 @@ export interface Manifest {
   files: ListedFile[];
 }
 
+/** A listed file as read, before its role is checked. */
+type Listed = Omit<ListedFile, 'role'> & { role: Role | undefined };
+
 /** A backup folder that failed a check: nothing is restored (exit 1). */
 export class BackupRefused extends Error {}
 
@@ -101,9 +104,9 @@ export function parseManifest(text: string): Manifest {
       throw new BackupRefused(
         `${MANIFEST} lists ${shown(file.path)}, which is not a plain relative path inside the backup folder (${problem})`,
       );
-    if (roleOf(file.path) !== file.role)
+    if (file.role === undefined || roleOf(file.path) !== file.role)
       throw new BackupRefused(
-        `${MANIFEST} lists ${shown(file.path)} as ${file.role}, which a backup never holds`,
+        `${MANIFEST} lists ${shown(file.path)}${file.role === undefined ? '' : ` as ${shown(file.role)}`}, which a backup never holds`,
       );
     if (seen.has(file.path)) throw new BackupRefused(`${MANIFEST} lists ${shown(file.path)} twice`);
     seen.add(file.path);
@@ -115,10 +118,10 @@ export function parseManifest(text: string): Manifest {
       `${MANIFEST} does not list ${engine === 'sqlite' ? 'the database' : 'the PostgreSQL note'} (${needed}) with its SHA-256`,
     );
   if (seen.has(wrong)) throw new BackupRefused(`${MANIFEST} of a ${engine} service lists ${wrong}`);
-  return { version: 2, createdAt: String(value.createdAt), engine, files };
+  return { version: 2, createdAt: String(value.createdAt), engine, files: files as ListedFile[] };
 }
 
-function listedFiles(files: unknown): ListedFile[] {
+function listedFiles(files: unknown): Listed[] {
   if (!Array.isArray(files) || files.length > MAX_FILES)
     throw new BackupRefused(`${MANIFEST} has no list of at most ${MAX_FILES} files`);
   return files.map((file: unknown) => {
@@ -140,7 +143,8 @@ function listedFiles(files: unknown): ListedFile[] {
   });
 }
 
-function listedFilesOfVersion1(files: unknown): ListedFile[] {
+/** Version 1 names no roles: each is the one its path has, none for a path no backup holds. */
+function listedFilesOfVersion1(files: unknown): Listed[] {
   const entries = isObject(files) ? Object.entries(files) : [];
   const unhashed = entries.find(([, sha256]) => !isSha256(sha256));
   if (entries.length === 0 || entries.length > MAX_FILES || unhashed !== undefined)
@@ -150,7 +154,7 @@ function listedFilesOfVersion1(files: unknown): ListedFile[] {
     );
   return entries.map(([file, sha256]) => ({
     path: file,
-    role: roleOf(file) ?? ('unknown' as Role),
+    role: roleOf(file),
     sha256: sha256 as string,
   }));
 }

@@ -322,7 +322,7 @@ async function readManifest(folder: string): Promise<Manifest> {
  * a regular file, none of them a symbolic link (`lstat` on each part; the file itself opened with
  * O_NOFOLLOW and checked to be the one looked at).
  */
-async function openListed(folder: string, file: string): Promise<FileHandle> {
+export async function openListed(folder: string, file: string): Promise<FileHandle> {
   const parts = file.split('/');
   let at = folder;
   let seen;

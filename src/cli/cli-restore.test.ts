@@ -203,7 +203,7 @@ for (const engine of ENGINES) {
       },
       {
         what: 'a file listed under a name a backup never holds',
-        why: /lists "keys\/authorized_keys" as key, which a backup never holds/,
+        why: /lists "keys\/authorized_keys" as "key", which a backup never holds/,
         version: 2,
         listed: 'keys/authorized_keys',
         lay: () => {},
