@@ -113,7 +113,8 @@ export function parseManifest(text: string): Manifest {
   }
   const [needed, wrong] =
     engine === 'sqlite' ? [DATABASE_FILE, POSTGRES_NOTE] : [POSTGRES_NOTE, DATABASE_FILE];
-  if (!seen.has(needed))
+  // Version 1 wrote no note for PostgreSQL: its backups hold keys and records alone, which is all restore writes.
+  if (!seen.has(needed) && (value.version === 2 || engine === 'sqlite'))
     throw new BackupRefused(
       `${MANIFEST} does not list ${engine === 'sqlite' ? 'the database' : 'the PostgreSQL note'} (${needed}) with its SHA-256`,
     );

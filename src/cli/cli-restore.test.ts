@@ -223,7 +223,8 @@ for (const engine of ENGINES) {
     const unlisted = { 'hashproof.db': databaseBytes(), 'keys/hmac-3333333333333333.json': forgedKey };
     // Without the database (or note) listed, the folder is refused whatever else it holds.
     const bare = folderWith({ ...unlisted, [key]: forgedKey });
-    writeManifest(bare, engine, listingOf({ [key]: forgedKey }), 1);
+    // (Version 1 wrote no note for PostgreSQL, so a version 1 backup of it lists none.)
+    writeManifest(bare, engine, listingOf({ [key]: forgedKey }), engine === 'sqlite' ? 1 : 2);
     await refused(
       bare,
       target,
@@ -231,30 +232,33 @@ for (const engine of ENGINES) {
       'nothing main listed',
     );
 
-    const listed = { ...mainFile(engine), [key]: forgedKey };
-    const folder = folderWith({
-      ...listed,
-      'keys/hmac-3333333333333333.json': forgedKey,
-      'hashproof.dump': 'PGDMP',
-    });
-    writeManifest(folder, engine, listingOf(listed), 2);
-    const result = await hashproof(['restore', '--from', folder], target.env);
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(
-      result.stdout,
-      /not restored \(not listed in backup\.json\): .*"keys\/hmac-3333333333333333\.json"/,
-    );
-    assert.match(result.stdout, /"hashproof\.dump"/);
-    assert.match(
-      result.stdout,
-      new RegExp(`restored ${path.join(target.env.SIGNING_KEYS_DIR, 'hmac-2222222222222222.json')}`),
-    );
-    assert.deepEqual(readdirSync(target.env.SIGNING_KEYS_DIR), ['hmac-2222222222222222.json']);
-    assert.equal(
-      statSync(path.join(target.env.SIGNING_KEYS_DIR, 'hmac-2222222222222222.json')).mode & 0o777,
-      0o600,
-    );
-    assert.equal(statSync(target.env.SIGNING_KEYS_DIR).mode & 0o777, 0o700);
+    // A backup of this version, and one of the version before (which wrote no note for PostgreSQL).
+    for (const version of [2, 1] as const) {
+      const onto = machine(engine, false);
+      const listed = {
+        ...(version === 1 && engine === 'postgres' ? {} : mainFile(engine)),
+        [key]: forgedKey,
+      };
+      const folder = folderWith({
+        ...listed,
+        'keys/hmac-3333333333333333.json': forgedKey,
+        'hashproof.dump': 'PGDMP',
+      });
+      writeManifest(folder, engine, listingOf(listed), version);
+      const result = await hashproof(['restore', '--from', folder], onto.env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(
+        result.stdout,
+        /not restored \(not listed in backup\.json\): .*"keys\/hmac-3333333333333333\.json"/,
+      );
+      assert.match(result.stdout, /"hashproof\.dump"/);
+      const restored = path.join(onto.env.SIGNING_KEYS_DIR, 'hmac-2222222222222222.json');
+      assert.match(result.stdout, new RegExp(`restored ${restored}`));
+      assert.deepEqual(readdirSync(onto.env.SIGNING_KEYS_DIR), ['hmac-2222222222222222.json']);
+      assert.equal(statSync(restored).mode & 0o777, 0o600);
+      assert.equal(statSync(onto.env.SIGNING_KEYS_DIR).mode & 0o777, 0o700);
+      if (engine === 'sqlite') assert.equal(statSync(onto.env.DATABASE_URL.slice(7)).mode & 0o777, 0o600);
+    }
   });
 }
 
