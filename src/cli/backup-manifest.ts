@@ -3,7 +3,7 @@ import { isLogRecordName } from '../log/log-state.ts';
 
 /**
  * `backup.json`, the list of a backup's files, and the rules `hashproof restore` holds it to before it
- * reads any other file of the folder (DECISIONS.md §14; docs/operations.md, "What restore checks and refuses").
+ * reads any other file of the folder (docs/operations.md, "What restore checks and refuses").
  * A backup folder may have been altered by anyone who could write to it: nothing in it is trusted
  * beyond these rules.
  */
