@@ -27,6 +27,13 @@ function keysDir(): string {
   return dir;
 }
 
+/** The file in `dir` whose name starts with `prefix`. */
+const keyFile = (dir: string, prefix: string) =>
+  path.join(
+    dir,
+    readdirSync(dir).find((name) => name.startsWith(prefix))!,
+  );
+
 test('every kind of key file open to group or others is refused; 0600 and 0400 are not', () => {
   const dir = keysDir();
   const names = readdirSync(dir);
@@ -57,10 +64,7 @@ test('every kind of key file open to group or others is refused; 0600 and 0400 a
 
 test('the service does not start on a key file readable by others, and says which file and chmod 600', async () => {
   const dir = keysDir();
-  const hmac = path.join(
-    dir,
-    readdirSync(dir).find((name) => name.startsWith('hmac-'))!,
-  );
+  const hmac = keyFile(dir, 'hmac-');
   chmodSync(hmac, 0o644);
   const started = await run(process.execPath, [MAIN], {
     env: {
@@ -79,10 +83,7 @@ test('the service does not start on a key file readable by others, and says whic
 
 test('hashproof keys list and rotate refuse such a file too, and rotate writes no key', async () => {
   const dir = keysDir();
-  const receipt = path.join(
-    dir,
-    readdirSync(dir).find((name) => name.startsWith('ed25519-'))!,
-  );
+  const receipt = keyFile(dir, 'ed25519-');
   chmodSync(receipt, 0o640);
   const env = { PATH: process.env.PATH, SIGNING_KEYS_DIR: dir };
   for (const action of ['list', 'rotate']) {
