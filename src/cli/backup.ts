@@ -53,8 +53,9 @@ async function digestOf(from: FileHandle, to?: FileHandle): Promise<Digest> {
     const { bytesRead } = await from.read(buffer, 0, buffer.length, sizeBytes);
     if (bytesRead === 0) break;
     hash.update(buffer.subarray(0, bytesRead));
-    for (let written = 0; written < bytesRead;)
-      written += (await to?.write(buffer, written, bytesRead - written))?.bytesWritten ?? bytesRead;
+    if (to !== undefined)
+      for (let written = 0; written < bytesRead;)
+        written += (await to.write(buffer, written, bytesRead - written)).bytesWritten;
     sizeBytes += bytesRead;
   }
   return { sha256: hash.digest('hex'), sizeBytes };
