@@ -44,7 +44,7 @@ interface Digest {
   sizeBytes: number;
 }
 
-/** Reads `from` whole, hashing it and, when given, writing it to `to` as it goes (bounded memory). */
+/** Reads `from` whole, hashing it and, when given, copying it to `to` as it goes (bounded memory). */
 async function digestOf(from: FileHandle, to?: FileHandle): Promise<Digest> {
   const hash = createHash('sha256');
   const buffer = Buffer.allocUnsafe(1024 * 1024);
@@ -58,6 +58,9 @@ async function digestOf(from: FileHandle, to?: FileHandle): Promise<Digest> {
         written += (await to.write(buffer, written, bytesRead - written)).bytesWritten;
     sizeBytes += bytesRead;
   }
+  // A copy keeps its modification time: the log key's is the time it was made (its validFrom).
+  const { atimeMs, mtimeMs } = await from.stat();
+  await to?.utimes(atimeMs / 1000, mtimeMs / 1000);
   return { sha256: hash.digest('hex'), sizeBytes };
 }
 

@@ -41,9 +41,9 @@ const start = async (env: Record<string, string>) => {
 /**
  * What `hashproof backup` wrote: the folder and its directories 0700, every file 0600, and backup.json
  * listing each file (and only those) with its path, role, size and SHA-256, the database (or the
- * PostgreSQL note) among them.
+ * PostgreSQL note) among them; the keys copied with their times.
  */
-function assertListed(out: string, engine: 'sqlite' | 'postgres'): void {
+function assertListed(out: string, engine: 'sqlite' | 'postgres', keysDir: string): void {
   const manifest = JSON.parse(readFileSync(path.join(out, 'backup.json'), 'utf8'));
   assert.equal(manifest.version, 2);
   assert.equal(manifest.engine, engine);
@@ -70,6 +70,12 @@ function assertListed(out: string, engine: 'sqlite' | 'postgres'): void {
   assert.deepEqual(
     found.filter((file) => file !== 'backup.json' && file !== 'hashproof.dump').sort(),
     manifest.files.map((file: { path: string }) => file.path).sort(),
+  );
+  // The log key's time is its validFrom: the copy keeps it.
+  const logKey = 'log-ed25519.pem';
+  assert.equal(
+    statSync(path.join(out, 'keys', logKey)).mtime.toISOString(),
+    statSync(path.join(keysDir, logKey)).mtime.toISOString(),
   );
   for (const file of manifest.files) {
     const bytes = readFileSync(path.join(out, file.path));
@@ -107,7 +113,7 @@ test('an online backup of the embedded database and the keys restores on a fresh
   assert.deepEqual(failures, [], 'no request failed while the backup was made');
   await loggedProof(service.baseUrl, acked.items.at(-1)!);
   await service.stop();
-  assertListed(out, 'sqlite');
+  assertListed(out, 'sqlite', first.SIGNING_KEYS_DIR);
   assert.match(made.stdout, /backed up \d+ files/);
 
   // A fresh machine: the backup restored there serves every proof acknowledged before it, and goes on.
@@ -203,7 +209,7 @@ test(
       const made = await hashproof(['backup', '--out', out], first);
       assert.equal(made.code, 0, made.stderr);
       assert.match(made.stdout, /pg_dump/);
-      assertListed(out, 'postgres');
+      assertListed(out, 'postgres', first.SIGNING_KEYS_DIR);
       // The documented procedure: pg_dump right after, while the service runs.
       const dump = path.join(out, 'hashproof.dump');
       const dumped = await run('pg_dump', [

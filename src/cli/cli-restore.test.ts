@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -245,6 +253,8 @@ for (const engine of ENGINES) {
         'hashproof.dump': 'PGDMP',
       });
       writeManifest(folder, engine, listingOf(listed), version);
+      const madeAt = new Date('2026-01-02T03:04:05Z');
+      utimesSync(path.join(folder, key), madeAt, madeAt);
       const result = await hashproof(['restore', '--from', folder], onto.env);
       assert.equal(result.code, 0, result.stderr);
       assert.match(
@@ -256,6 +266,11 @@ for (const engine of ENGINES) {
       assert.match(result.stdout, new RegExp(`restored ${restored}`));
       assert.deepEqual(readdirSync(onto.env.SIGNING_KEYS_DIR), ['hmac-2222222222222222.json']);
       assert.equal(statSync(restored).mode & 0o777, 0o600);
+      assert.equal(
+        statSync(restored).mtimeMs,
+        madeAt.getTime(),
+        'a key keeps its time (the log key: its validFrom)',
+      );
       assert.equal(statSync(onto.env.SIGNING_KEYS_DIR).mode & 0o777, 0o700);
       if (engine === 'sqlite') assert.equal(statSync(onto.env.DATABASE_URL.slice(7)).mode & 0o777, 0o600);
     }
