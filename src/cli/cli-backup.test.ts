@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import {
@@ -38,6 +38,52 @@ const start = async (env: Record<string, string>) => {
   return instance;
 };
 
+/**
+ * What `hashproof backup` wrote: the folder and its directories 0700, every file 0600, and backup.json
+ * listing each file (and only those) with its path, role, size and SHA-256, the database (or the
+ * PostgreSQL note) among them; the keys copied with their times.
+ */
+function assertListed(out: string, engine: 'sqlite' | 'postgres', keysDir: string): void {
+  const manifest = JSON.parse(readFileSync(path.join(out, 'backup.json'), 'utf8'));
+  assert.equal(manifest.version, 2);
+  assert.equal(manifest.engine, engine);
+  const main = engine === 'sqlite' ? 'hashproof.db' : 'postgresql.txt';
+  assert.deepEqual(
+    manifest.files.filter(
+      (file: { role: string }) => file.role === (engine === 'sqlite' ? 'database' : 'note'),
+    ),
+    [manifest.files.find((file: { path: string }) => file.path === main)],
+  );
+  const roles = new Set(manifest.files.map((file: { role: string }) => file.role));
+  assert.ok(roles.has('key') && roles.has('log-state'), [...roles].join(' '));
+  const found: string[] = [];
+  for (const entry of readdirSync(out, { recursive: true, withFileTypes: true })) {
+    const file = path.join(entry.parentPath, entry.name);
+    const mode = statSync(file).mode & 0o777;
+    if (entry.isDirectory()) assert.equal(mode, 0o700, file);
+    else {
+      assert.equal(mode, 0o600, file);
+      found.push(path.relative(out, file));
+    }
+  }
+  assert.equal(statSync(out).mode & 0o777, 0o700);
+  assert.deepEqual(
+    found.filter((file) => file !== 'backup.json' && file !== 'hashproof.dump').sort(),
+    manifest.files.map((file: { path: string }) => file.path).sort(),
+  );
+  // The log key's time is its validFrom: the copy keeps it.
+  const logKey = 'log-ed25519.pem';
+  assert.equal(
+    statSync(path.join(out, 'keys', logKey)).mtime.toISOString(),
+    statSync(path.join(keysDir, logKey)).mtime.toISOString(),
+  );
+  for (const file of manifest.files) {
+    const bytes = readFileSync(path.join(out, file.path));
+    assert.equal(file.sizeBytes, bytes.length, file.path);
+    assert.equal(file.sha256, createHash('sha256').update(bytes).digest('hex'), file.path);
+  }
+}
+
 test('an online backup of the embedded database and the keys restores on a fresh machine; an older one cannot fork the log', async () => {
   const first = machine(scratch());
   const service = await start(first);
@@ -67,8 +113,7 @@ test('an online backup of the embedded database and the keys restores on a fresh
   assert.deepEqual(failures, [], 'no request failed while the backup was made');
   await loggedProof(service.baseUrl, acked.items.at(-1)!);
   await service.stop();
-  assert.equal(statSync(out).mode & 0o777, 0o700);
-  assert.equal(statSync(path.join(out, 'hashproof.db')).mode & 0o777, 0o600);
+  assertListed(out, 'sqlite', first.SIGNING_KEYS_DIR);
   assert.match(made.stdout, /backed up \d+ files/);
 
   // A fresh machine: the backup restored there serves every proof acknowledged before it, and goes on.
@@ -164,6 +209,7 @@ test(
       const made = await hashproof(['backup', '--out', out], first);
       assert.equal(made.code, 0, made.stderr);
       assert.match(made.stdout, /pg_dump/);
+      assertListed(out, 'postgres', first.SIGNING_KEYS_DIR);
       // The documented procedure: pg_dump right after, while the service runs.
       const dump = path.join(out, 'hashproof.dump');
       const dumped = await run('pg_dump', [
@@ -187,6 +233,8 @@ test(
       const restoredKeys = await hashproof(['restore', '--from', out], second);
       assert.equal(restoredKeys.code, 0, restoredKeys.stderr);
       assert.match(restoredKeys.stdout, /pg_restore/);
+      // The dump sits beside the backup's files, unlisted: restore says it leaves it to pg_restore.
+      assert.match(restoredKeys.stdout, /not restored \(not listed in backup\.json\): "hashproof\.dump"/);
       const freshUrl = new URL(POSTGRES_URL);
       freshUrl.pathname = `/${fresh}`;
       // The dump is of the test's schema alone (the test database is shared); a whole-database dump, as

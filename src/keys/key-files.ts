@@ -7,7 +7,7 @@ import {
   randomBytes,
   type KeyObject,
 } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ed25519KeyId } from '../core/receipt.ts';
 
@@ -15,7 +15,9 @@ import { ed25519KeyId } from '../core/receipt.ts';
  * The key files of SIGNING_KEYS_DIR: `hmac-<id>.json`, `ed25519-<id>.json` (receipt keys) and
  * `log-ed25519.pem`. A file is created exclusively (mode 0600) and never rewritten. A key signs from its
  * `createdAt` until the next key of its kind was created (`validUntil`), so a rotation may name a time
- * still to come for the new keys to take over.
+ * still to come for the new keys to take over. A key file that group or others may open is refused
+ * wherever keys are read (start, SIGHUP, `hashproof keys`): a secret another account can read is not
+ * the service's alone.
  */
 
 /** One HMAC signing key. The secret never leaves the process: not in a response, log or event. */
@@ -63,6 +65,31 @@ interface StoredHmacKey {
 }
 
 const LOG_KEY_FILE = 'log-ed25519.pem';
+/** Every key file of the directory: HMAC, receipt, log key, and the TSA's (tsa/tsa.ts). */
+const KEY_FILE_NAME = /^(?:(?:hmac|ed25519)-[0-9a-f]{16}\.json|log-ed25519\.pem|tsa\.json)$/;
+
+/** Whether `name` is the name of a key file of SIGNING_KEYS_DIR (and so of a backup's `keys/`). */
+export const isKeyFileName = (name: string): boolean => KEY_FILE_NAME.test(name);
+
+/**
+ * The names of the key files in `dir`, each checked first (`checkPrivate`). Symbolic links are
+ * followed: secrets are often mounted so (Kubernetes); what counts is the file read.
+ */
+function keyFileNames(dir: string): string[] {
+  const names = readdirSync(dir).filter(isKeyFileName);
+  for (const name of names) checkPrivate(path.join(dir, name), statSync(path.join(dir, name)));
+  return names;
+}
+
+/** Throws unless `file` is a regular file that only its owner may open (0600 or 0400). */
+function checkPrivate(file: string, stats: Stats): void {
+  if (!stats.isFile()) throw new Error(`signing key file ${file} is not a regular file`);
+  const mode = stats.mode & 0o777;
+  if ((mode & 0o077) !== 0)
+    throw new Error(
+      `signing key file ${file} is open to group or others (mode ${mode.toString(8).padStart(4, '0')}): run chmod 600 ${file}`,
+    );
+}
 
 const byCreation = (a: { createdAt: string; keyId: string }, b: { createdAt: string; keyId: string }) =>
   a.createdAt.localeCompare(b.createdAt) || a.keyId.localeCompare(b.keyId);
@@ -70,8 +97,8 @@ const byCreation = (a: { createdAt: string; keyId: string }, b: { createdAt: str
 /** HMAC keys sorted by creation; each is valid until the next one was created. */
 export function readHmacKeys(dir: string): HmacKey[] {
   const stored: StoredHmacKey[] = [];
-  for (const name of readdirSync(dir)) {
-    if (/^hmac-[0-9a-f]{16}\.json$/.test(name))
+  for (const name of keyFileNames(dir)) {
+    if (name.startsWith('hmac-'))
       stored.push(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredHmacKey);
   }
   stored.sort(byCreation);
@@ -105,8 +132,8 @@ export function writeHmacKey(dir: string, from: Date): string {
 /** Receipt keys sorted by creation; each is valid until the next one was created. */
 export function readReceiptKeys(dir: string): ReceiptKey[] {
   const stored: StoredReceiptKey[] = [];
-  for (const name of readdirSync(dir)) {
-    if (/^ed25519-[0-9a-f]{16}\.json$/.test(name)) {
+  for (const name of keyFileNames(dir)) {
+    if (name.startsWith('ed25519-')) {
       stored.push(JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredReceiptKey);
     }
   }
@@ -153,6 +180,7 @@ export function readLogKey(dir: string, create: boolean): LogKey | undefined {
   }
   let pem;
   try {
+    checkPrivate(file, statSync(file));
     pem = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;

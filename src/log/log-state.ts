@@ -10,6 +10,10 @@ export interface RecordedCheckpoint extends SignedCheckpoint {
   file: string;
 }
 
+/** The name of a record file of any log (below); a backup copies and restores these alone as log state. */
+export const isLogRecordName = (name: string): boolean =>
+  /^log-checkpoint-[0-9a-f]{16}-(0|[1-9]\d{0,15})$/.test(name);
+
 /** A temporary file left by a writer that died before its rename is removed once it is this old. */
 const STALE_TEMP_MS = 10 * 60_000;
 
