@@ -9,6 +9,7 @@ import {
   type Observation,
 } from '../client/client.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
+import { escapeControl } from './output.ts';
 
 /**
  * The command's memory of the logs it talks to (docs/cli.md, "Remembered checkpoints"): every online
@@ -26,16 +27,9 @@ export function logKeyOf(keys: readonly ManifestKey[]): string | undefined {
   return keys.find((key) => key.use === 'log')?.verifierKey;
 }
 
-/** Consistency proofs from the service; one it refuses to give (a 4xx: it has no such tree) is none. */
+/** Consistency proofs from the service; when it gives none, the log is not checked (exit code 3). */
 export function proverOf(client: HashproofClient): ConsistencyProver {
-  return async (from, to) => {
-    try {
-      return await client.consistency(from, to);
-    } catch (error) {
-      if (error instanceof HashproofError && error.status >= 400 && error.status < 500) return undefined;
-      throw error;
-    }
-  };
+  return (from, to) => client.consistency(from, to);
 }
 
 /** What the command says when the service served a smaller tree than one it showed before. */
@@ -69,6 +63,7 @@ export async function checkLog(
     }
   }
   const observation = await logMemory().observe(note, verifierKey, proverOf(client));
-  if (observation.growth === 'older') process.stderr.write(`hashproof: ${olderCheckpoint(observation)}\n`);
+  if (observation.growth === 'older')
+    process.stderr.write(`hashproof: ${escapeControl(olderCheckpoint(observation))}\n`);
   return observation;
 }
