@@ -297,7 +297,9 @@ describe('a command that has seen a log', () => {
       assert.equal(unchecked.code, 3, unchecked.stdout + unchecked.stderr);
       assert.match(
         unchecked.stderr,
-        new RegExp(`^could not check the log: ${ORIGIN.replaceAll('.', '\\.')}: no consistency proof from size 2 to ${size}`),
+        new RegExp(
+          `^could not check the log: ${ORIGIN.replaceAll('.', '\\.')}: no consistency proof from size 2 to ${size}`,
+        ),
       );
       assert.equal(remembered(fresh).monitoredSize, 0, 'nothing counts as checked');
     } finally {

@@ -104,23 +104,27 @@ describe('no consistency proof is not a fork', () => {
 describe('timeouts and caps', () => {
   withHostileApi();
   // Without a timeout of its own, the command would wait for the service for ever: the test's own ends it.
-  test('a service that never answers, or drips its answer, ends the command with exit 3 within the timeout × tries', { timeout: 180_000 }, async () => {
-    const id = await proofId();
-    for (const fault of ['silent', 'drip'] as const) {
-      hostile.misbehave('/api/proofs/*', { fault, dripMs: 50 });
-      const started = performance.now();
-      const result = await hostileCli(['show', id, '--timeout', '1']);
-      const elapsedMs = performance.now() - started;
-      assert.equal(result.code, 3, `${fault}: ${result.stdout}${result.stderr}`);
-      assert.match(result.stderr, /did not answer GET \/api\/proofs\/proof_\w+ within 1000 ms/);
-      // Three tries of 1 s (and the pauses between them): well under the 30 s of one default try.
-      assert.ok(elapsedMs < 25_000, `${fault}: ended after ${Math.round(elapsedMs)} ms`);
-    }
-    hostile.misbehave('/api/proofs/*', undefined);
-    const usage = await hostileCli(['show', id, '--timeout', 'soon']);
-    assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /--timeout takes a number of seconds/);
-  });
+  test(
+    'a service that never answers, or drips its answer, ends the command with exit 3 within the timeout × tries',
+    { timeout: 180_000 },
+    async () => {
+      const id = await proofId();
+      for (const fault of ['silent', 'drip'] as const) {
+        hostile.misbehave('/api/proofs/*', { fault, dripMs: 50 });
+        const started = performance.now();
+        const result = await hostileCli(['show', id, '--timeout', '1']);
+        const elapsedMs = performance.now() - started;
+        assert.equal(result.code, 3, `${fault}: ${result.stdout}${result.stderr}`);
+        assert.match(result.stderr, /did not answer GET \/api\/proofs\/proof_\w+ within 1000 ms/);
+        // Three tries of 1 s (and the pauses between them): well under the 30 s of one default try.
+        assert.ok(elapsedMs < 25_000, `${fault}: ended after ${Math.round(elapsedMs)} ms`);
+      }
+      hostile.misbehave('/api/proofs/*', undefined);
+      const usage = await hostileCli(['show', id, '--timeout', 'soon']);
+      assert.equal(usage.code, 2);
+      assert.match(usage.stderr, /--timeout takes a number of seconds/);
+    },
+  );
 
   test('a huge answer is cut at its cap, in bounded memory: exit 3, "answer over N bytes"', async () => {
     const id = await proofId();

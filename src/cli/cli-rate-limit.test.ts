@@ -22,7 +22,11 @@ test('stamp of 20 files under a small rate limit pauses as the service says and 
     mkdirSync(dir);
     for (let i = 0; i < 20; i++) writeFileSync(path.join(dir, `part-${i}.bin`), `part ${i} ${Math.random()}`);
     const result = await run(process.execPath, [CLI, 'stamp', dir], {
-      env: { PATH: process.env.PATH, HASHPROOF_URL: counter.url, HASHPROOF_STATE_DIR: path.join(work, 'state') },
+      env: {
+        PATH: process.env.PATH,
+        HASHPROOF_URL: counter.url,
+        HASHPROOF_STATE_DIR: path.join(work, 'state'),
+      },
     });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout.match(/^stamped /gm)?.length, 20, result.stdout);

@@ -192,21 +192,29 @@ describe('a hostile service', () => {
     return true;
   };
 
-  test('evidence() goes through the one call: its answers are capped and timed, and a 429 is waited out', { timeout: 120_000 }, async () => {
-    const { proof } = await createClient({ baseUrl: server.baseUrl }).notarize(input());
-    const client = createClient({ baseUrl: hostile.url, timeoutMs: 500 });
-    const token = `/api/proofs/${proof.id}/timestamp.tsr`;
-    hostile.misbehave(token, { fault: 'huge', hugeBytes: 64 * 2 ** 20 });
-    await assert.rejects(client.evidence(proof.id), rejectsWith('answer_too_large'));
-    hostile.misbehave(token, 'silent');
-    await assert.rejects(client.evidence(proof.id), rejectsWith('timeout'));
-    assert.equal(hostile.statuses(token).length, 1 + 3, 'a silent GET is tried three times');
-    hostile.misbehave(token, undefined);
-    hostile.misbehave('/api/tsa/certs.pem', { fault: 'rate-limited', retryAfter: '1', times: 1 });
-    const evidence = await client.evidence(proof.id);
-    assert.deepEqual(hostile.statuses('/api/tsa/certs.pem'), [429, 200], 'tried again after its Retry-After');
-    assert.ok(evidence.timestampToken && evidence.tsaCertificates?.includes('BEGIN CERTIFICATE'));
-  });
+  test(
+    'evidence() goes through the one call: its answers are capped and timed, and a 429 is waited out',
+    { timeout: 120_000 },
+    async () => {
+      const { proof } = await createClient({ baseUrl: server.baseUrl }).notarize(input());
+      const client = createClient({ baseUrl: hostile.url, timeoutMs: 500 });
+      const token = `/api/proofs/${proof.id}/timestamp.tsr`;
+      hostile.misbehave(token, { fault: 'huge', hugeBytes: 64 * 2 ** 20 });
+      await assert.rejects(client.evidence(proof.id), rejectsWith('answer_too_large'));
+      hostile.misbehave(token, 'silent');
+      await assert.rejects(client.evidence(proof.id), rejectsWith('timeout'));
+      assert.equal(hostile.statuses(token).length, 1 + 3, 'a silent GET is tried three times');
+      hostile.misbehave(token, undefined);
+      hostile.misbehave('/api/tsa/certs.pem', { fault: 'rate-limited', retryAfter: '1', times: 1 });
+      const evidence = await client.evidence(proof.id);
+      assert.deepEqual(
+        hostile.statuses('/api/tsa/certs.pem'),
+        [429, 200],
+        'tried again after its Retry-After',
+      );
+      assert.ok(evidence.timestampToken && evidence.tsaCertificates?.includes('BEGIN CERTIFICATE'));
+    },
+  );
 
   test('a 429 is tried again even for a create; a Retry-After over 60 s is refused at once', async () => {
     const client = createClient({ baseUrl: hostile.url, adminKey: ADMIN_KEY });
@@ -233,7 +241,10 @@ describe('a hostile service', () => {
       answer: { headers: { 'content-type': 'application/json' }, body: '{"hashes":[42]}' },
     });
     await assert.rejects(client.consistency(1, 2), rejectsWith('malformed_answer'));
-    hostile.misbehave('/api/proofs/recent', { fault: 'redirect', location: `${server.baseUrl}/api/proofs/recent` });
+    hostile.misbehave('/api/proofs/recent', {
+      fault: 'redirect',
+      location: `${server.baseUrl}/api/proofs/recent`,
+    });
     await assert.rejects(client.recent(), rejectsWith('redirected'));
     hostile.misbehave('/api/proofs/recent', undefined);
     hostile.misbehave('/api/log/consistency', undefined);
