@@ -17,8 +17,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * await api.close();
  * ```
  *
- * A path is matched on the request's path without its query; `prefix*` matches every path that starts
- * with `prefix`. Without an upstream, the paths that do not misbehave answer 404 in the error envelope.
+ * A path is matched on the request's path without its query, a star standing for any characters
+ * (`/api/proofs/` and a star: every path under it); the first rule set that matches applies. Without an
+ * upstream, the paths that do not misbehave answer 404 in the error envelope.
  */
 
 export type Fault =
@@ -91,7 +92,7 @@ export async function startHostileApi(
   };
   for (const [path, how] of Object.entries(options.misbehave ?? {})) set(path, how);
   const matches = (pattern: string, path: string) =>
-    pattern.endsWith('*') ? path.startsWith(pattern.slice(0, -1)) : pattern === path;
+    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`).test(path);
   const requests: HostileRequest[] = [];
   const sockets = new Set<Socket>();
 

@@ -212,6 +212,14 @@ describe('exit codes', () => {
       assert.match(result.stderr, said, name);
     }
     hostile.misbehave('/api/proofs/*', undefined);
+    hostile.misbehave('/api/proofs/*/tlog-proof', {
+      fault: 'lie',
+      answer: { headers: { 'content-type': 'text/plain' }, body: 'no proof here\n' },
+    });
+    const stamped = await hostileCli(['stamp', newFile()], { HASHPROOF_STATE_DIR: stateDir() });
+    hostile.misbehave('/api/proofs/*/tlog-proof', undefined);
+    assert.equal(stamped.code, 3, stamped.stderr);
+    assert.match(stamped.stderr, /the tlog-proof answered: not a c2sp\.org\/tlog-proof@v1 file/);
     const unreachable = await cli(['show', id], { env: { HASHPROOF_URL: 'http://127.0.0.1:9' } });
     assert.equal(unreachable.code, 3);
     assert.match(unreachable.stderr, /^hashproof: cannot reach http:\/\/127\.0\.0\.1:9/);

@@ -40,6 +40,15 @@ export function olderCheckpoint({ checkpoint, previous }: Observation): string {
   );
 }
 
+/** The checkpoint of a tlog-proof the service answered; one that is none is a malformed answer. */
+function checkpointOf(tlogProof: string): string {
+  try {
+    return parseTlogProof(tlogProof).checkpoint;
+  } catch (error) {
+    throw new HashproofError(0, 'malformed_answer', `the tlog-proof answered: ${(error as Error).message}`);
+  }
+}
+
 /**
  * Checks the log's checkpoint in a tlog-proof (the service's latest when there is none) with the log
  * key of `keys` and against the checkpoint remembered, and remembers it when it extends that one.
@@ -53,7 +62,7 @@ export async function checkLog(
 ): Promise<Observation | undefined> {
   const verifierKey = logKeyOf(keys);
   if (verifierKey === undefined) return undefined;
-  let note = tlogProof === undefined ? undefined : parseTlogProof(tlogProof).checkpoint;
+  let note = tlogProof === undefined ? undefined : checkpointOf(tlogProof);
   if (note === undefined) {
     try {
       note = await client.checkpoint();
