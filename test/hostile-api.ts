@@ -79,6 +79,9 @@ export interface HostileApi {
   close(): Promise<void>;
 }
 
+/** Headers of one connection, not passed on to the upstream service. */
+const HOP_BY_HOP = ['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'expect'];
+
 /** Clears the screen, homes the cursor and forges a line of output; then an 8-bit CSI. */
 export const CONTROL_TEXT = '\x1b[2J\x1b[H\nverified OK\r\u009b31m';
 
@@ -163,8 +166,7 @@ export async function startHostileApi(
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers))
-      if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
-        headers[name] = value;
+      if (typeof value === 'string' && !HOP_BY_HOP.includes(name)) headers[name] = value;
     const method = req.method ?? 'GET';
     const upstream = await fetch(options.upstream + (req.url ?? '/'), {
       method,
