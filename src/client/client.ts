@@ -6,6 +6,12 @@ import {
   ANSWER_CAPS,
   AnswerTooLarge,
   DEFAULT_TIMEOUT_MS,
+  errorOf,
+  HashproofError,
+  isObject,
+  isProofPage,
+  isStringArray,
+  parseAnswer,
   readCapped,
   retryAfterMs,
   RETRY_AFTER_MAX_SECONDS,
@@ -24,7 +30,7 @@ export {
   type PublicKeyEntry,
 } from './offline.ts';
 export { auditEntries } from './log-audit.ts';
-export { ANSWER_CAPS, DEFAULT_TIMEOUT_MS, RETRY_AFTER_MAX_SECONDS } from './answers.ts';
+export { ANSWER_CAPS, DEFAULT_TIMEOUT_MS, HashproofError, RETRY_AFTER_MAX_SECONDS } from './answers.ts';
 export {
   defaultStateDir,
   LogCheckError,
@@ -37,34 +43,6 @@ export {
 export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 export { checkAnchors, type AnchorCheck, type ProofAnchors } from '../verify/anchor-checks.ts';
 export { certificatesOfPem } from '../verify/external-token.ts';
-
-/**
- * An error answered by the service (its error envelope), or a request that got no usable answer
- * (`status` 0): `network_error`, `timeout`, `answer_too_large`, `malformed_answer`.
- */
-export class HashproofError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: Record<string, unknown>;
-  constructor(status: number, code: string, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.name = 'HashproofError';
-    this.status = status;
-    this.code = code;
-    this.details = details;
-  }
-  /** No usable answer came back: the network failed, the time ran out, or the answer was unusable. */
-  get isNetworkError(): boolean {
-    return this.status === 0;
-  }
-  /**
-   * The service did not answer the question (no usable answer, a 429 or a 5xx after the retries): what
-   * was asked could not be checked, which says nothing against a proof or a log (exit code 3).
-   */
-  get couldNotCheck(): boolean {
-    return this.status === 0 || this.status === 429 || this.status === 408 || this.status >= 500;
-  }
-}
 
 export interface Proof {
   id: string;
@@ -428,50 +406,3 @@ function pause(attempt: number): Promise<void> {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-
-/** A successful answer as asked for; a JSON answer that does not parse, or fails `isValid`, is malformed. */
-function parseAnswer<T>(
-  bytes: Buffer,
-  as: CallOptions['as'],
-  isValid: CallOptions['isValid'],
-  request: string,
-): T {
-  if (as === 'bytes') return bytes as T;
-  if (as === 'text') return bytes.toString('utf8') as T;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new HashproofError(0, 'malformed_answer', `${request}: the answer is not JSON`);
-  }
-  if (isValid !== undefined && !isValid(parsed))
-    throw new HashproofError(0, 'malformed_answer', `${request}: the answer is not of the expected form`);
-  return parsed as T;
-}
-
-/** The error of an answer that is not a success: its envelope when it has one. */
-function errorOf(response: Response, bytes: Buffer, method: string, path: string): HashproofError {
-  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
-  try {
-    envelope = (JSON.parse(bytes.toString('utf8')) as { error?: typeof envelope }).error;
-  } catch {
-    envelope = undefined;
-  }
-  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  const details = envelope?.details;
-  return new HashproofError(
-    response.status,
-    text(envelope?.code) ?? `http_${response.status}`,
-    text(envelope?.message) ?? `${method} ${path} answered ${response.status}`,
-    typeof details === 'object' && details !== null && !Array.isArray(details)
-      ? (details as Record<string, unknown>)
-      : {},
-  );
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const isProofPage = (answer: unknown) =>
-  isObject(answer) && Array.isArray(answer.proofs) && answer.proofs.every(isObject);
-const isStringArray = (value: unknown): value is string[] =>
-  Array.isArray(value) && value.every((item) => typeof item === 'string');
