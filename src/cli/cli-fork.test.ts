@@ -4,6 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAlteringProxy } from '../../test/altering-proxy.ts';
+import { startHostileApi } from '../../test/hostile-api.ts';
 import { backUp, type Backup } from '../../test/db-backup.ts';
 import { api, makeDataDir, notarizeBody, startServer, type TestServer } from '../../test/helper.ts';
 import { finished, printed, run, start, type Run } from '../../test/process.ts';
@@ -265,34 +266,87 @@ describe('a command that has seen a log', () => {
     }
   });
 
+  test('monitor checks at most --max-entries entries a pass, the rest at the next; no consistency proof is exit 3', async () => {
+    const state = stateDir();
+    const size = (await latest(a)).size;
+    assert.ok(size > 6, `a log of ${size} entries`);
+    let checked = 0;
+    while (checked < size) {
+      const pass = await hashproof(a.baseUrl, state, ['monitor', '--once', '--max-entries', '3']);
+      assert.equal(pass.code, 0, pass.stderr);
+      const count = Math.min(3, size - checked);
+      checked += count;
+      const left = size - checked;
+      assert.match(
+        pass.stdout,
+        new RegExp(
+          `; ${count} new entr(y matches|ies match) the tiles${left > 0 ? `; ${left} left for the next pass \\(--max-entries 3\\)` : ''}\n$`,
+        ),
+      );
+      assert.equal(remembered(state).monitoredSize, checked);
+    }
+
+    // A pass that stops short proves its tree a prefix of the checkpoint's: without that proof, exit 3.
+    const hostile = await startHostileApi({
+      upstream: a.baseUrl,
+      misbehave: { '/api/log/consistency': { fault: 'unavailable', retryAfter: '0' } },
+    });
+    try {
+      const fresh = stateDir();
+      const unchecked = await hashproof(hostile.url, fresh, ['monitor', '--once', '--max-entries', '2']);
+      assert.equal(unchecked.code, 3, unchecked.stdout + unchecked.stderr);
+      assert.match(
+        unchecked.stderr,
+        new RegExp(
+          `^could not check the log: ${ORIGIN.replaceAll('.', '\\.')}: no consistency proof from size 2 to ${size}`,
+        ),
+      );
+      assert.equal(remembered(fresh).monitoredSize, 0, 'nothing counts as checked');
+    } finally {
+      await hostile.close();
+    }
+    const usage = await hashproof(a.baseUrl, stateDir(), ['monitor', '--once', '--max-entries', '0']);
+    assert.equal(usage.code, 2);
+  });
+
   /**
    * Each command, against a log of another size than the one seen (smaller, equal, larger): one run
-   * each, from a copy of the state that remembers A at 6 entries. Returns how many were detected.
+   * each, from a copy of the state that remembers A at 6 entries. Returns how many were detected. A
+   * smaller log cannot prove the tree seen before (it has no such tree): that is no fork but a log that
+   * could not be checked (exit 3), remembered as before.
    */
   async function everyShape(other: TestServer): Promise<number> {
     let detected = 0;
     for (const size of [4, 6, 8]) {
+      const expect = (result: Run, served?: LogCheckpoint) => {
+        if (size > seen.size || size === seen.size) return assertFork(result, seen, served);
+        assert.equal(result.code, 3, result.stdout + result.stderr);
+        assert.match(
+          result.stderr,
+          /^could not check the log: proofs\.example\.test\/log: no consistency proof from size 4 to 6 \(.*is larger than the log/m,
+        );
+      };
       // stamp adds its own proof first: the log it sees has `size` entries.
       await growTo(other, size - 1);
       const stampState = stateDir(seed);
-      assertFork(await hashproof(other.baseUrl, stampState, ['stamp', newFile()]), seen);
+      expect(await hashproof(other.baseUrl, stampState, ['stamp', newFile()]));
       assert.deepEqual(remembered(stampState).checkpoint, seen, 'stamp remembers nothing inconsistent');
-      detected += 1;
+      detected += size >= seen.size ? 1 : 0;
       const served = await growTo(other, size);
       for (const args of [
         ['verify', stamped, '--online'],
         ['monitor', '--once'],
       ]) {
         const state = stateDir(seed);
-        assertFork(await hashproof(other.baseUrl, state, args), seen, served);
+        expect(await hashproof(other.baseUrl, state, args), served);
         assert.deepEqual(remembered(state), { checkpoint: seen, monitoredSize: 6 }, args[0]);
-        detected += 1;
+        detected += size >= seen.size ? 1 : 0;
       }
     }
     return detected;
   }
 
-  test('a twin service (same keys and origin, another database) is a fork, whatever its size', async () => {
+  test('a twin service (same keys and origin, another database) is a fork at every size it can be checked', async () => {
     const twinDir = makeDataDir();
     // The keys, not A's record of its log: with that record the twin would refuse to sign at all.
     cpSync(path.join(a.dataDir, 'keys'), path.join(twinDir, 'keys'), {
@@ -302,10 +356,10 @@ describe('a command that has seen a log', () => {
     const twin = await startServer({ dataDir: twinDir, env });
     servers.push(twin);
     assert.equal(twin.ctx.log.verifierKey, a.ctx.log.verifierKey, 'one log key, one origin');
-    assert.equal(await everyShape(twin), 9);
+    assert.equal(await everyShape(twin), 6);
   });
 
-  test('A restored from its older backup and let go on (the record moved aside) is a fork, whatever its size', async () => {
+  test('A restored from its older backup and let go on (the record moved aside) is a fork at every size it can be checked', async () => {
     await a.close();
     backup.restore();
     const keys = path.join(a.dataDir, 'keys');
@@ -316,6 +370,6 @@ describe('a command that has seen a log', () => {
     for (const name of records) renameSync(path.join(keys, name), path.join(aside, name));
     a = await startServer({ dataDir: a.dataDir, env });
     assert.equal((await latest(a)).size, 3, 'the log goes on from the backup');
-    assert.equal(await everyShape(a), 9);
+    assert.equal(await everyShape(a), 6);
   });
 });

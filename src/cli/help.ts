@@ -18,12 +18,16 @@ Commands:
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
 
-Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help
-Exit codes: 0 success, 1 a check or request failed, 2 usage error, 3 the service cannot be reached
+Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help,
+  --timeout SECONDS (each try of a request, default 30; 3 tries, a 429 or 503 after its Retry-After)
+Exit codes: 0 success; 1 a proof or log failed a check, or the service refused the request (4xx);
+  2 usage error; 3 the check could not be made (unreachable, timeout, answer over its cap or malformed,
+  429 or 5xx after the retries, no consistency proof)
 
 stamp, verify --online and monitor remember the largest checkpoint of each log they verified (in
 HASHPROOF_STATE_DIR, default $XDG_STATE_HOME/hashproof or ~/.local/state/hashproof) and exit 1 with
-"log fork detected: …" when the log serves one that does not extend it.`,
+"log fork detected: …" when the log proves it does not extend it (exit 3, "could not check the log: …",
+when it gives no consistency proof). Text from the service is printed with control characters escaped.`,
   stamp: `Usage: hashproof stamp <file|dir|->… [--label L] [--metadata key=value]… [--out F] [--api-key K] [--json]
 
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the

@@ -3,12 +3,14 @@ import {
   describeCheckpoint,
   HashproofError,
   LogMemory,
+  logKeyOf,
   type ConsistencyProver,
   type HashproofClient,
   type ManifestKey,
   type Observation,
 } from '../client/client.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
+import { escapeControl } from './output.ts';
 
 /**
  * The command's memory of the logs it talks to (docs/cli.md, "Remembered checkpoints"): every online
@@ -21,21 +23,9 @@ export function logMemory(): LogMemory {
   return new LogMemory(defaultStateDir());
 }
 
-/** The log's C2SP verifier key in a key manifest, if it names one. */
-export function logKeyOf(keys: readonly ManifestKey[]): string | undefined {
-  return keys.find((key) => key.use === 'log')?.verifierKey;
-}
-
-/** Consistency proofs from the service; one it refuses to give (a 4xx: it has no such tree) is none. */
+/** Consistency proofs from the service; when it gives none, the log is not checked (exit code 3). */
 export function proverOf(client: HashproofClient): ConsistencyProver {
-  return async (from, to) => {
-    try {
-      return await client.consistency(from, to);
-    } catch (error) {
-      if (error instanceof HashproofError && error.status >= 400 && error.status < 500) return undefined;
-      throw error;
-    }
-  };
+  return (from, to) => client.consistency(from, to);
 }
 
 /** What the command says when the service served a smaller tree than one it showed before. */
@@ -44,6 +34,15 @@ export function olderCheckpoint({ checkpoint, previous }: Observation): string {
     `the service served an older checkpoint of ${checkpoint.origin} (${describeCheckpoint(checkpoint)}) than the one ` +
     `seen before (${previous === undefined ? 'none' : describeCheckpoint(previous)}); it is consistent with it`
   );
+}
+
+/** The checkpoint of a tlog-proof the service answered; one that is none is a malformed answer. */
+function checkpointOf(tlogProof: string): string {
+  try {
+    return parseTlogProof(tlogProof).checkpoint;
+  } catch (error) {
+    throw new HashproofError(0, 'malformed_answer', `the tlog-proof answered: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -59,7 +58,7 @@ export async function checkLog(
 ): Promise<Observation | undefined> {
   const verifierKey = logKeyOf(keys);
   if (verifierKey === undefined) return undefined;
-  let note = tlogProof === undefined ? undefined : parseTlogProof(tlogProof).checkpoint;
+  let note = tlogProof === undefined ? undefined : checkpointOf(tlogProof);
   if (note === undefined) {
     try {
       note = await client.checkpoint();
@@ -69,6 +68,7 @@ export async function checkLog(
     }
   }
   const observation = await logMemory().observe(note, verifierKey, proverOf(client));
-  if (observation.growth === 'older') process.stderr.write(`hashproof: ${olderCheckpoint(observation)}\n`);
+  if (observation.growth === 'older')
+    process.stderr.write(`hashproof: ${escapeControl(olderCheckpoint(observation))}\n`);
   return observation;
 }

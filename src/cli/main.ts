@@ -6,16 +6,18 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import {
   createClient,
   hashFile,
+  DEFAULT_TIMEOUT_MS,
   HashproofError,
   KeyManifestChangedError,
   LogCheckError,
+  LogUncheckedError,
   type HashproofClient,
   type Proof,
   type ManifestKey,
 } from '../client/client.ts';
 import { serve } from './serve.ts';
 import { stampFiles } from './stamp.ts';
-import { EXIT, escapeControl, NotVerifiedError, print, UsageError } from './output.ts';
+import { escapeControl, EXIT, NotVerifiedError, print, printJson, printSafe, UsageError } from './output.ts';
 import { onlineKeys } from './trusted-keys.ts';
 import { verify } from './verify.ts';
 import { HELP } from './help.ts';
@@ -55,10 +57,23 @@ const OPTIONS = {
   'keys-dir': { type: 'string' },
   'public-base-url': { type: 'string' },
   'activate-in': { type: 'string' },
+  timeout: { type: 'string' },
+  'max-entries': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
 const parse = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+
+/** `--timeout <seconds>`: the most one try of a request may take (default 30 s). */
+function timeoutOf(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TIMEOUT_MS;
+  const seconds = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(seconds > 0) || seconds > 86_400)
+    throw new UsageError(
+      `--timeout takes a number of seconds above 0 (at most 86400), got ${JSON.stringify(raw)}`,
+    );
+  return Math.ceil(seconds * 1000);
+}
 
 /** The x402 wallet of HASHPROOF_WALLET_KEY (a 0x-prefixed 32-byte hex private key), if set. */
 async function walletFromEnvironment(): Promise<PrivateKeyAccount | undefined> {
@@ -91,12 +106,13 @@ async function main(argv: string[]): Promise<number> {
     apiKey: values['api-key'] ?? process.env.HASHPROOF_API_KEY,
     adminKey: process.env.SERVICE_ADMIN_KEY,
     payer: await walletFromEnvironment(),
+    timeoutMs: timeoutOf(values.timeout),
   });
   switch (command) {
     case 'stamp':
       return stamp(client, rest, values);
     case 'verify':
-      return verify(client, rest, values);
+      return verify(client, rest, values, timeoutOf(values.timeout));
     case 'show':
       return show(client, rest, values);
     case 'search':
@@ -143,7 +159,7 @@ async function stamp(client: HashproofClient, paths: string[], values: Values): 
     keys: () => keysOf(client),
     print,
   });
-  if (values.json) print(JSON.stringify(results.length === 1 ? results[0] : results, null, 2));
+  if (values.json) printJson(results.length === 1 ? results[0] : results);
   return EXIT.ok;
 }
 
@@ -151,7 +167,7 @@ async function show(client: HashproofClient, [ref]: string[], values: Values): P
   const id = ref?.match(/proof_[0-9A-HJKMNP-TV-Z]{26}/)?.[0];
   if (id === undefined) throw new UsageError('show needs a proof id or proof URL');
   const { proof } = await client.getProof(id);
-  if (values.json) print(JSON.stringify(proof, null, 2));
+  if (values.json) printJson(proof);
   else print(describe(proof));
   return EXIT.ok;
 }
@@ -164,10 +180,10 @@ async function search(client: HashproofClient, values: Values): Promise<number> 
     accountId: values.account,
     limit: values.limit === undefined ? undefined : Number(values.limit),
   });
-  if (values.json) print(JSON.stringify(page, null, 2));
+  if (values.json) printJson(page);
   else
     for (const proof of page.proofs)
-      print(`${proof.id}  ${proof.timestamp}  ${proof.contentHash}  ${proof.label}`);
+      printSafe(`${proof.id}  ${proof.timestamp}  ${proof.contentHash}  ${proof.label}`);
   return EXIT.ok;
 }
 
@@ -205,7 +221,7 @@ async function admin(
   };
   const operation = run[`${area} ${action}`];
   if (operation === undefined) throw new UsageError(HELP.admin);
-  print(JSON.stringify(await operation(), null, 2));
+  printJson(await operation());
   return EXIT.ok;
 }
 
@@ -256,16 +272,51 @@ async function listFiles(input: string): Promise<string[]> {
     .sort();
 }
 
+/** A proof as `show` prints it: each field from the service with its control characters escaped. */
 function describe(proof: Proof): string {
+  const keys = Array.isArray(proof.metadataKeys) ? proof.metadataKeys.join(', ') : '';
   return [
-    `id          ${proof.id}`,
-    `timestamp   ${proof.timestamp}`,
-    `label       ${proof.label}`,
-    `contentHash ${proof.contentHash}`,
-    `metadata    ${proof.metadataHash} (keys: ${proof.metadataKeys.join(', ') || 'none'})`,
-    `verified    ${proof.verified}`,
-    `signature   ${proof.signature} (key ${proof.keyId})`,
-  ].join('\n');
+    ['id         ', proof.id],
+    ['timestamp  ', proof.timestamp],
+    ['label      ', proof.label],
+    ['contentHash', proof.contentHash],
+    ['metadata   ', `${proof.metadataHash} (keys: ${keys || 'none'})`],
+    ['verified   ', proof.verified],
+    ['signature  ', `${proof.signature} (key ${proof.keyId})`],
+  ]
+    .map(([name, value]) => `${name} ${escapeControl(String(value))}`)
+    .join('\n');
+}
+
+/** Whether an error is a file named on the command line that cannot be read or written (exit code 2). */
+const isFileError = (error: unknown) =>
+  ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EPERM'].includes((error as NodeJS.ErrnoException)?.code ?? '');
+
+/**
+ * The exit code of an error, and the one line told on standard error (docs/cli.md, "Exit codes"): 1 a
+ * proof or a log failed a check, or the service refused the request (a 4xx with its code); 2 usage; 3 the
+ * check could not be made (no usable answer, a timeout, an answer over its cap or malformed, a 429 or
+ * 5xx after the retries, no consistency proof). Text from elsewhere is printed escaped.
+ */
+function exitOf(error: unknown): { code: number; line: string } {
+  const message = escapeControl(error instanceof Error ? error.message : String(error));
+  // One line that says it all: `log fork detected: …` names the log and both checkpoints.
+  if (error instanceof LogCheckError) return { code: EXIT.failed, line: message };
+  // `not verified: no trusted keys …`, or `key manifest changed: …`: likewise one line.
+  if (error instanceof NotVerifiedError || error instanceof KeyManifestChangedError)
+    return { code: EXIT.failed, line: message };
+  if (error instanceof LogUncheckedError) return { code: EXIT.network, line: message };
+  if (error instanceof UsageError) return { code: EXIT.usage, line: `hashproof: ${message}` };
+  if (error instanceof HashproofError) {
+    const suffix = error.isNetworkError ? '' : ` (${error.status} ${escapeControl(error.code)})`;
+    return {
+      code: error.couldNotCheck ? EXIT.network : EXIT.failed,
+      line: `hashproof: ${message}${suffix}`,
+    };
+  }
+  if (isFileError(error)) return { code: EXIT.usage, line: `hashproof: ${message}` };
+  if (error instanceof SyntaxError) return { code: EXIT.failed, line: `hashproof: ${message}` };
+  return { code: EXIT.failed, line: `hashproof: unexpected error: ${message}` };
 }
 
 main(process.argv.slice(2)).then(
@@ -275,30 +326,10 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof NotVerifiedError || error instanceof KeyManifestChangedError) {
-      // `not verified: no trusted keys …`, or `key manifest changed: …`: one line that says it all.
-      process.stderr.write(`${escapeControl(error.message)}\n`);
-      process.exitCode = EXIT.failed;
-    } else if (error instanceof LogCheckError) {
-      // One line that says it all: `log fork detected: …` names the log and both checkpoints.
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = EXIT.failed;
-    } else if (error instanceof UsageError) {
-      process.stderr.write(`hashproof: ${error.message}\n`);
-      process.exitCode = EXIT.usage;
-    } else if (error instanceof HashproofError) {
-      process.stderr.write(
-        `hashproof: ${error.message}${error.code === 'network_error' ? '' : ` (${error.status} ${error.code})`}\n`,
-      );
-      process.exitCode = error.isNetworkError ? EXIT.network : EXIT.failed;
-    } else if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === 'ENOENT') {
-      process.stderr.write(`hashproof: ${(error as Error).message}\n`);
-      process.exitCode = EXIT.failed;
-    } else {
-      process.stderr.write(
-        `hashproof: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-      process.exitCode = EXIT.failed;
-    }
+    const { code, line } = exitOf(error);
+    process.stderr.write(`${line}\n`);
+    if (process.env.HASHPROOF_REPORT_MAX_RSS)
+      process.stderr.write(`maxRSS ${process.resourceUsage().maxRSS}\n`);
+    process.exitCode = code;
   },
 );

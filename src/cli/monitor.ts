@@ -4,24 +4,30 @@ import {
   describeCheckpoint,
   HashproofError,
   LogCheckError,
+  LogUncheckedError,
+  logKeyOf,
   type HashproofClient,
   type ManifestKey,
   type Observation,
 } from '../client/client.ts';
-import { logKeyOf, logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
+import { escapeControl, EXIT, printSafe, UsageError } from './output.ts';
 import { pinnedKeys } from './trusted-keys.ts';
 
 const DEFAULT_INTERVAL_MS = 60_000;
+/** Entries checked against the tiles in one pass: the memory and time of a pass stay bounded. */
+const DEFAULT_MAX_ENTRIES = 100_000;
 
-export const MONITOR_HELP = `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--keys manifest.json]
+export const MONITOR_HELP = `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--max-entries N] [--keys manifest.json] [--timeout S]
 
 Follows the service's transparency log. For each new checkpoint it checks the signature with the log
 key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
 (remembered in HASHPROOF_STATE_DIR), and that the entries added since the last check hash to the
 log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoint checked and looks
-again every --interval-ms (default 60000); --once looks once. Exits 1 at the first failure (a fork is
-"log fork detected: …"), 0 after --once when everything held.`;
+again every --interval-ms (default 60000); --once looks once. A pass checks at most --max-entries
+entries (default 100000; the rest at the next pass, as its line says), in bounded memory whatever the
+log's size. Exits 1 at the first failure (a fork is "log fork detected: …"), 0 after --once when
+everything held, 3 when the log could not be checked (with --once; else it looks again later).`;
 
 /**
  * `hashproof monitor [--once] [--interval-ms N]`: follows the service's log. For each new checkpoint it
@@ -31,51 +37,72 @@ again every --interval-ms (default 60000); --once looks once. Exits 1 at the fir
  */
 export async function monitor(
   client: HashproofClient,
-  values: { once?: boolean; 'interval-ms'?: string; keys?: string },
+  values: { once?: boolean; 'interval-ms'?: string; 'max-entries'?: string; keys?: string },
   serviceKeys: () => Promise<ManifestKey[]>,
 ): Promise<number> {
   // The log key of a saved manifest (--keys), else of the service's.
   const pinned = values.keys;
   const keysOf = pinned === undefined ? serviceKeys : async () => (await pinnedKeys(pinned)).keys;
-  const raw = values['interval-ms'];
-  const interval = raw === undefined ? DEFAULT_INTERVAL_MS : Number(raw);
-  if (!/^\d+$/.test(raw ?? '0') || !Number.isSafeInteger(interval) || interval < 1)
-    throw new UsageError(`--interval-ms takes a whole number of milliseconds, got ${JSON.stringify(raw)}`);
+  const interval = wholeNumber(values['interval-ms'], '--interval-ms', DEFAULT_INTERVAL_MS);
+  const maxEntries = wholeNumber(values['max-entries'], '--max-entries', DEFAULT_MAX_ENTRIES);
   let lastShown: string | undefined;
   for (;;) {
     try {
-      const { note, line } = await check(client, await keysOf());
-      if (values.once || note !== lastShown) print(line);
+      const { note, line } = await check(client, await keysOf(), maxEntries);
+      if (values.once || note !== lastShown) printSafe(line);
       lastShown = note;
     } catch (error) {
       // Following a log outlives an outage of the service; what the log served never goes unnoticed.
-      const isOutage = error instanceof HashproofError && (error.isNetworkError || error.status >= 500);
+      const isOutage =
+        (error instanceof HashproofError && error.couldNotCheck) || error instanceof LogUncheckedError;
       if (values.once || !isOutage) throw error;
-      process.stderr.write(`hashproof: ${error.message}; looking again in ${interval} ms\n`);
+      process.stderr.write(`hashproof: ${escapeControl(error.message)}; looking again in ${interval} ms\n`);
     }
     if (values.once) return EXIT.ok;
     await pause(interval);
   }
 }
 
-/** One look at the log: its checkpoint, and the entries not yet checked against its tiles. */
-async function check(client: HashproofClient, keys: ManifestKey[]): Promise<{ note: string; line: string }> {
+/** A whole number above 0 given as an option, or its default. */
+function wholeNumber(raw: string | undefined, option: string, byDefault: number): number {
+  const value = raw === undefined ? byDefault : Number(raw);
+  if (!/^\d+$/.test(raw ?? '1') || !Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`${option} takes a whole number above 0, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/**
+ * One look at the log: its checkpoint, and at most `maxEntries` of the entries not yet checked against
+ * its tiles (the tree of those checked then proved a prefix of the checkpoint's).
+ */
+async function check(
+  client: HashproofClient,
+  keys: ManifestKey[],
+  maxEntries: number,
+): Promise<{ note: string; line: string }> {
   const verifierKey = logKeyOf(keys);
   if (verifierKey === undefined)
     throw new LogCheckError('checkpoint', 'log checkpoint rejected: the key manifest names no log key');
   const memory = logMemory();
-  const observation = await memory.observe(await client.checkpoint(), verifierKey, proverOf(client));
+  const prove = proverOf(client);
+  const observation = await memory.observe(await client.checkpoint(), verifierKey, prove);
   const { checkpoint } = observation;
   const from = (await memory.recall(checkpoint.origin))?.monitoredSize ?? 0;
   const checked = await auditEntries(
     (level, index, width) => client.tile(level, index, width),
     from,
     checkpoint,
+    { maxEntries, prove },
   );
-  if (checked > 0) await memory.monitored(checkpoint.origin, checkpoint.size);
+  if (checked > 0) await memory.monitored(checkpoint.origin, from + checked);
+  const left = checkpoint.size - from - checked;
   return {
-    note: checkpoint.note,
-    line: `ok   ${checkpoint.origin} ${describeCheckpoint(checkpoint)}: ${growthOf(observation)}; ${checked} new ${checked === 1 ? 'entry matches' : 'entries match'} the tiles`,
+    // A pass that left entries is shown again, with what it checked.
+    note: left > 0 ? `${checkpoint.note}\n${from + checked}` : checkpoint.note,
+    line:
+      `ok   ${checkpoint.origin} ${describeCheckpoint(checkpoint)}: ${growthOf(observation)}; ` +
+      `${checked} new ${checked === 1 ? 'entry matches' : 'entries match'} the tiles` +
+      (left > 0 ? `; ${left} left for the next pass (--max-entries ${maxEntries})` : ''),
   };
 }
 

@@ -9,6 +9,7 @@ import {
   type Proof,
 } from '../client/client.ts';
 import { checkLog } from './log-memory.ts';
+import { escapeControl, jsonSafe } from './output.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 
 interface StampOptions {
@@ -96,11 +97,14 @@ export async function stampFiles(
         proof: result.proof,
         url: pageUrl,
       });
-      const line = `${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file === '-' ? 'standard input' : file}  ${pageUrl}`;
+      // The page's address comes from the service: printed with its control characters escaped.
+      const line = escapeControl(
+        `${result.idempotentReplay ? 'already stamped' : 'stamped'} ${file === '-' ? 'standard input' : file}  ${pageUrl}`,
+      );
       if (outFile === undefined && !options.json) {
         // Standard input has no file to write beside: its proof file is the output, the result line
         // goes to standard error (`hashproof stamp - < build.log > build.log.proof.json`).
-        process.stdout.write(text);
+        process.stdout.write(jsonSafe(document) + '\n');
         process.stderr.write(`${line}\n`);
         progress.done(input, undefined);
       } else progress.done(input, options.json ? undefined : line);

@@ -12,7 +12,7 @@ import {
 import { readRoots, saveProofFile } from './anchors.ts';
 import { claimedHeights, fetchBitcoinHeaders } from './bitcoin-headers.ts';
 import { checkLog } from './log-memory.ts';
-import { EXIT, escapeControl, print, UsageError } from './output.ts';
+import { EXIT, printJson, printSafe, UsageError } from './output.ts';
 import { onlineKeys, pinnedKeys, rememberedKeys, type TrustedKeys } from './trusted-keys.ts';
 
 /** The largest proof file read: one with its evidence and anchors is a few tens of kilobytes. */
@@ -34,6 +34,7 @@ export async function verify(
     'tsa-roots'?: string;
     'bitcoin-headers'?: string;
   },
+  timeoutMs = 30_000,
 ): Promise<number> {
   if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
   const headersUrl = values['bitcoin-headers'];
@@ -67,7 +68,7 @@ export async function verify(
   const bitcoinHeaders =
     headersUrl === undefined
       ? undefined
-      : await fetchBitcoinHeaders(headersUrl, claimedHeights(proofFileOf(candidate).anchors), 30_000);
+      : await fetchBitcoinHeaders(headersUrl, claimedHeights(proofFileOf(candidate).anchors), timeoutMs);
   const verdict = await verifyProofFile(candidate, content, trusted.keys, {
     ...(roots === undefined ? {} : { tsaRoots: roots }),
     ...(bitcoinHeaders === undefined ? {} : { bitcoinHeaders }),
@@ -98,20 +99,21 @@ export async function verify(
     else problems.push(`the anchors the service sent were not saved: ${path} is left as it was`);
   }
   if (values.json)
-    print(
-      JSON.stringify(
-        { ok: verified, verified, proofId: read.proof.id, trustedKeys: trusted.source, checks, problems },
-        null,
-        2,
-      ),
-    );
+    printJson({
+      ok: verified,
+      verified,
+      proofId: read.proof.id,
+      trustedKeys: trusted.source,
+      checks,
+      problems,
+    });
   else {
-    print(escapeControl(`trusted keys: ${trusted.source}`));
-    for (const c of checks) print(escapeControl(`${MARK[c.status]} ${c.name}: ${c.message}`));
-    print(
+    printSafe(`trusted keys: ${trusted.source}`);
+    for (const c of checks) printSafe(`${MARK[c.status]} ${c.name}: ${c.message}`);
+    printSafe(
       verified
         ? 'verified: every required check holds with trusted keys'
-        : escapeControl(`not verified: ${problems.join('; ')}`),
+        : `not verified: ${problems.join('; ')}`,
     );
   }
   return verified ? EXIT.ok : EXIT.failed;

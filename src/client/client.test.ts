@@ -14,6 +14,7 @@ import {
   type TestServer,
 } from '../../test/helper.ts';
 import { startFlakyProxy, type FlakyProxy } from '../../test/flaky-proxy.ts';
+import { startHostileApi, type HostileApi } from '../../test/hostile-api.ts';
 
 let server: TestServer;
 let proxy: FlakyProxy;
@@ -176,5 +177,77 @@ describe('verifyOffline', () => {
     // Only the service checks its HMAC: reported as unchecked offline, never as valid.
     assert.equal(await status(verifyOffline(proof, proof.contentHash), 'signature'), 'unchecked');
     assert.equal(await status(verifyOffline(proof, proof.contentHash), 'receipt'), 'unavailable');
+  });
+});
+
+describe('a hostile service', () => {
+  let hostile: HostileApi;
+  before(async () => {
+    hostile = await startHostileApi({ upstream: server.baseUrl });
+  });
+  after(() => hostile.close());
+  const rejectsWith = (code: string) => (error: unknown) => {
+    assert.ok(error instanceof HashproofError, String(error));
+    assert.equal(error.code, code, error.message);
+    assert.ok(error.couldNotCheck);
+    return true;
+  };
+
+  test(
+    'evidence() goes through the one call: its answers are capped and timed, and a 429 is waited out',
+    { timeout: 120_000 },
+    async () => {
+      const { proof } = await createClient({ baseUrl: server.baseUrl }).notarize(input());
+      const client = createClient({ baseUrl: hostile.url, timeoutMs: 500 });
+      const token = `/api/proofs/${proof.id}/timestamp.tsr`;
+      hostile.misbehave(token, { fault: 'huge', hugeBytes: 64 * 2 ** 20 });
+      await assert.rejects(client.evidence(proof.id), rejectsWith('answer_too_large'));
+      hostile.misbehave(token, 'silent');
+      await assert.rejects(client.evidence(proof.id), rejectsWith('timeout'));
+      assert.equal(hostile.statuses(token).length, 1 + 3, 'a silent GET is tried three times');
+      hostile.misbehave(token, undefined);
+      hostile.misbehave('/api/tsa/certs.pem', { fault: 'rate-limited', retryAfter: '1', times: 1 });
+      const evidence = await client.evidence(proof.id);
+      assert.deepEqual(
+        hostile.statuses('/api/tsa/certs.pem'),
+        [429, 200],
+        'tried again after its Retry-After',
+      );
+      assert.ok(evidence.timestampToken && evidence.tsaCertificates?.includes('BEGIN CERTIFICATE'));
+    },
+  );
+
+  test('a 429 is tried again even for a create; a Retry-After over 60 s is refused at once', async () => {
+    const client = createClient({ baseUrl: hostile.url, adminKey: ADMIN_KEY });
+    hostile.misbehave('/api/accounts', { fault: 'rate-limited', retryAfter: '0', times: 1 });
+    const { account } = await client.admin.createAccount({ name: `Limited ${randomUUID()}` });
+    assert.match(account.id, /^acct_/);
+    assert.deepEqual(hostile.statuses('/api/accounts'), [429, 201]);
+    const later = new Date(Date.now() + 3_600_000).toUTCString();
+    hostile.misbehave('/api/proofs/recent', { fault: 'rate-limited', retryAfter: later });
+    await assert.rejects(client.recent(), (error: unknown) => {
+      assert.ok(error instanceof HashproofError && error.status === 429 && error.couldNotCheck);
+      assert.match(error.message, /asks to wait 3\d{3} s, over the 60 s this client waits/);
+      return true;
+    });
+    assert.equal(hostile.statuses('/api/proofs/recent').length, 1, 'asked once');
+  });
+
+  test('a malformed answer, or one of the wrong form, is malformed_answer; a redirect is followed nowhere', async () => {
+    const client = createClient({ baseUrl: hostile.url });
+    hostile.misbehave('/api/proofs/recent', 'malformed');
+    await assert.rejects(client.recent(), rejectsWith('malformed_answer'));
+    hostile.misbehave('/api/log/consistency', {
+      fault: 'lie',
+      answer: { headers: { 'content-type': 'application/json' }, body: '{"hashes":[42]}' },
+    });
+    await assert.rejects(client.consistency(1, 2), rejectsWith('malformed_answer'));
+    hostile.misbehave('/api/proofs/recent', {
+      fault: 'redirect',
+      location: `${server.baseUrl}/api/proofs/recent`,
+    });
+    await assert.rejects(client.recent(), rejectsWith('redirected'));
+    hostile.misbehave('/api/proofs/recent', undefined);
+    hostile.misbehave('/api/log/consistency', undefined);
   });
 });

@@ -2,6 +2,20 @@ import type { ClientEvmSigner } from '@x402/evm';
 import { tilePath } from '../core/tlog-tiles.ts';
 import type { ProofAnchors } from '../verify/anchor-checks.ts';
 import { adminCalls, encodeId, type Call } from './admin-calls.ts';
+import {
+  ANSWER_CAPS,
+  AnswerTooLarge,
+  DEFAULT_TIMEOUT_MS,
+  errorOf,
+  HashproofError,
+  isObject,
+  isProofPage,
+  isStringArray,
+  parseAnswer,
+  readCapped,
+  retryAfterMs,
+  RETRY_AFTER_MAX_SECONDS,
+} from './answers.ts';
 import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
 
 export {
@@ -24,10 +38,12 @@ export {
 export { KeyManifestChangedError, KeyMemory, originOf } from './key-memory.ts';
 export { writeFileAtomic } from './atomic-file.ts';
 export { auditEntries } from './log-audit.ts';
+export { ANSWER_CAPS, DEFAULT_TIMEOUT_MS, HashproofError, RETRY_AFTER_MAX_SECONDS } from './answers.ts';
 export {
   defaultStateDir,
   LogCheckError,
   LogMemory,
+  LogUncheckedError,
   type ConsistencyProver,
   type Observation,
   type Remembered,
@@ -35,23 +51,6 @@ export {
 export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 export { checkAnchors, type AnchorCheck, type ProofAnchors } from '../verify/anchor-checks.ts';
 export { certificatesOfPem } from '../verify/external-token.ts';
-
-/** An error answered by the service (its error envelope), or a network failure (`status` 0). */
-export class HashproofError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: Record<string, unknown>;
-  constructor(status: number, code: string, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.name = 'HashproofError';
-    this.status = status;
-    this.code = code;
-    this.details = details;
-  }
-  get isNetworkError(): boolean {
-    return this.status === 0;
-  }
-}
 
 export interface Proof {
   id: string;
@@ -122,16 +121,24 @@ export interface ClientOptions {
    */
   payer?: ClientEvmSigner;
   /**
-   * Attempts for a request that failed on the network or with a 5xx (default 3). Only requests safe to
-   * send twice are tried again: GETs, notarize (its idempotency key makes a repeat return the same
-   * proof) and revoke; an administrator's create or a webhook test is tried once.
+   * Tries of a request (default 3). A request that got a 429 is tried again, after the wait its
+   * `Retry-After` asks for (at most 60 s; a longer one is refused at once), since the service did not
+   * handle it. After a network error, a timeout or a 5xx (a 503 also after its `Retry-After`), only a
+   * request safe to send twice is tried again: GETs, notarize (its idempotency key makes a repeat
+   * return the same proof) and revoke; an administrator's create or a webhook test is sent once.
    */
   attempts?: number;
+  /**
+   * The most time one try of a request may take, from sending it to the last byte of its answer
+   * (default 30000). Connecting is bounded by it too (and by Node's own 10 s connect timeout).
+   */
+  timeoutMs?: number;
 }
 
 /**
  * A typed client of the hashproof HTTP API. Safe retries: only idempotent requests are tried again, and
- * a notarize retry reuses its idempotency key.
+ * a notarize retry reuses its idempotency key. Every request has a total timeout and every answer a
+ * size cap (answers.ts).
  */
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -147,65 +154,108 @@ export function createClient(options: ClientOptions) {
   const doFetch: typeof fetch =
     options.fetch ?? (paying ? async (input, init) => (await paying)(input, init) : fetch);
   const attempts = options.attempts ?? 3;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   /**
-   * One request. Only a request that is safe to send twice (`isIdempotent`: a GET, a notarize carrying
-   * its idempotency key, a revoke) is tried again after a network error or a 5xx: a create whose answer
-   * was lost may have been done, and sending it again would do it twice.
+   * One try: the answer's status, headers and body, read within `timeoutMs` and `capBytes`; a
+   * `HashproofError` with status 0 when no usable answer came back.
+   */
+  async function send(
+    method: string,
+    path: string,
+    init: { body?: string; headers: Record<string, string> },
+    capBytes: number,
+  ): Promise<{ response: Response; bytes: Buffer }> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await doFetch(base + path, {
+        method,
+        headers: init.headers,
+        // A hashproof service never redirects; following one would send the keys elsewhere.
+        redirect: 'manual',
+        signal,
+        ...(init.body === undefined ? {} : { body: init.body }),
+      });
+      // The time and the cap hold while the body arrives too.
+      return { response, bytes: await readCapped(response, capBytes) };
+    } catch (error) {
+      if (error instanceof AnswerTooLarge)
+        throw new HashproofError(0, 'answer_too_large', `${method} ${path}: ${error.message}`, {
+          capBytes: error.capBytes,
+        });
+      if (signal.aborted)
+        throw new HashproofError(
+          0,
+          'timeout',
+          `${base} did not answer ${method} ${path} within ${timeoutMs} ms`,
+        );
+      const cause =
+        error instanceof Error
+          ? ((error.cause as Error | undefined)?.message ?? error.message)
+          : String(error);
+      throw new HashproofError(0, 'network_error', `cannot reach ${base}: ${cause}`);
+    }
+  }
+
+  /**
+   * One request. A 429 is tried again after its `Retry-After` (the service did not handle it). After a
+   * network error, a timeout or a 5xx, only a request that is safe to send twice (`isIdempotent`: a GET,
+   * a notarize carrying its idempotency key, a revoke) is tried again: a create whose answer was lost may
+   * have been done, and sending it again would do it twice.
    */
   const call: Call = async function call<T>(
     method: string,
     path: string,
-    { body, headers = {}, isIdempotent = method === 'GET', as = 'json' }: CallOptions = {},
+    {
+      body,
+      headers = {},
+      isIdempotent = method === 'GET',
+      as = 'json',
+      maxBytes = ANSWER_CAPS.default,
+      isValid,
+    }: CallOptions = {},
   ): Promise<T> {
-    let lastError: HashproofError | undefined;
-    for (let attempt = 1; attempt <= (isIdempotent ? attempts : 1); attempt++) {
-      if (attempt > 1) await pause(attempt - 1);
-      let response: Response;
-      let bytes: Buffer;
-      let text: string;
+    const init = {
+      headers: {
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    };
+    for (let attempt = 1; ; attempt++) {
+      const isLast = attempt >= attempts;
+      let answer: { response: Response; bytes: Buffer };
       try {
-        response = await doFetch(base + path, {
-          method,
-          headers: {
-            accept: 'application/json',
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...headers,
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        // The connection can also break while the answer's body arrives.
-        bytes = Buffer.from(await response.arrayBuffer());
-        text = bytes.toString('utf8');
+        answer = await send(method, path, init, maxBytes);
       } catch (error) {
-        lastError = new HashproofError(
-          0,
-          'network_error',
-          `cannot reach ${base}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
-        );
+        const isRetried =
+          error instanceof HashproofError && error.code !== 'answer_too_large' && isIdempotent && !isLast;
+        if (!isRetried) throw error;
+        await pause(attempt);
         continue;
       }
-      if (response.ok && as !== 'json') return (as === 'text' ? text : bytes) as T;
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      if (response.ok) return parsed as T;
-      const envelope = (
-        parsed as
-          { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined
-      )?.error;
-      lastError = new HashproofError(
-        response.status,
-        envelope?.code ?? `http_${response.status}`,
-        envelope?.message ?? `${method} ${path} answered ${response.status}`,
-        envelope?.details ?? {},
-      );
-      if (response.status < 500) throw lastError;
+      const { response, bytes } = answer;
+      if (response.status >= 300 && response.status < 400)
+        throw new HashproofError(
+          0,
+          'redirected',
+          `${method} ${path} answered ${response.status}, a redirect${response.headers.has('location') ? ` to ${response.headers.get('location')}` : ''}: the client follows none`,
+        );
+      if (response.ok) return parseAnswer<T>(bytes, as, isValid, `${method} ${path}`);
+      const error = errorOf(response, bytes, method, path);
+      const isRetried = response.status === 429 || (response.status >= 500 && isIdempotent);
+      if (!isRetried || isLast) throw error;
+      const waitMs = retryAfterMs(response.headers.get('retry-after'));
+      if (waitMs !== undefined && waitMs > RETRY_AFTER_MAX_SECONDS * 1000)
+        throw new HashproofError(
+          error.status,
+          error.code,
+          `${error.message} (the service asks to wait ${Math.ceil(waitMs / 1000)} s, over the ${RETRY_AFTER_MAX_SECONDS} s this client waits: try again later)`,
+          error.details,
+        );
+      await (waitMs === undefined ? pause(attempt) : sleep(waitMs));
     }
-    throw lastError ?? new HashproofError(0, 'network_error', 'no attempt made');
   };
 
   const keyHeaders = (): Record<string, string> =>
@@ -220,7 +270,21 @@ export function createClient(options: ClientOptions) {
   const id = encodeId;
 
   /** The service's key manifest (`/.well-known/hashproof-keys.json`). */
-  const keys = () => call<{ keys: ManifestKey[] }>('GET', '/.well-known/hashproof-keys.json');
+  const keys = () =>
+    call<{ keys: ManifestKey[] }>('GET', '/.well-known/hashproof-keys.json', {
+      maxBytes: ANSWER_CAPS.keyManifest,
+      isValid: (answer) => isObject(answer) && Array.isArray(answer.keys) && answer.keys.every(isObject),
+    });
+  /** The answer of a GET, or undefined when the service answers one of the `absent` codes. */
+  const unless = async <T>(absent: (error: HashproofError) => boolean, request: Promise<T>) => {
+    try {
+      return await request;
+    } catch (error) {
+      if (error instanceof HashproofError && absent(error)) return undefined;
+      throw error;
+    }
+  };
+  const isProofAnswer = (answer: unknown) => isObject(answer) && isObject(answer.proof);
 
   return {
     baseUrl: base,
@@ -229,11 +293,13 @@ export function createClient(options: ClientOptions) {
         body: input,
         headers: keyHeaders(),
         isIdempotent: true,
+        isValid: (answer) => isProofAnswer(answer) && isObject((answer as { links?: unknown }).links),
       }),
     getProof: (proofId: string) =>
       call<{ ok: boolean; proof: Proof; links: NotarizeResult['links'] }>(
         'GET',
         `/api/proofs/${id(proofId)}`,
+        { isValid: isProofAnswer },
       ),
     verify: (proofId: string) =>
       call<{
@@ -242,7 +308,9 @@ export function createClient(options: ClientOptions) {
         verified: boolean;
         checks: Record<string, { status: string; message: string }>;
         checkedAt: string;
-      }>('GET', `/api/verify/proofs/${id(proofId)}`),
+      }>('GET', `/api/verify/proofs/${id(proofId)}`, {
+        isValid: (answer) => isObject(answer) && typeof answer.verified === 'boolean',
+      }),
     keys,
     /**
      * The offline evidence of a proof: its RFC 3161 token and TSA chain, and, once the proof is in the
@@ -250,23 +318,31 @@ export function createClient(options: ClientOptions) {
      */
     async evidence(proofId: string, waitMs = 3_000): Promise<Evidence> {
       const evidence: Evidence = {};
-      const token = await doFetch(`${base}/api/proofs/${id(proofId)}/timestamp.tsr`);
-      if (token.ok) {
-        evidence.timestampToken = Buffer.from(await token.arrayBuffer()).toString('base64');
-        evidence.tsaCertificates = await (await doFetch(`${base}/api/tsa/certs.pem`)).text();
-      } else await token.arrayBuffer();
+      const path = `/api/proofs/${id(proofId)}`;
+      const token = await unless(
+        (error) => error.status === 404,
+        call<Buffer>('GET', `${path}/timestamp.tsr`, { as: 'bytes', maxBytes: ANSWER_CAPS.timestampToken }),
+      );
+      if (token !== undefined) {
+        evidence.timestampToken = token.toString('base64');
+        evidence.tsaCertificates = await call<string>('GET', '/api/tsa/certs.pem', { as: 'text' });
+      }
       const until = Date.now() + waitMs;
-      for (;;) {
-        const tlog = await doFetch(`${base}/api/proofs/${id(proofId)}/tlog-proof`);
-        if (tlog.ok) {
-          evidence.tlogProof = await tlog.text();
+      for (let attempt = 1; ; attempt++) {
+        let isPending = false;
+        const tlogProof = await unless(
+          (error) => ((isPending = error.status === 409), isPending || error.status === 404),
+          call<string>('GET', `${path}/tlog-proof`, { as: 'text', maxBytes: ANSWER_CAPS.tlogProof }),
+        );
+        if (tlogProof !== undefined) {
+          evidence.tlogProof = tlogProof;
           const logKey = (await keys()).keys.find((k) => k.use === 'log')?.verifierKey;
           if (logKey !== undefined) evidence.logVerifierKey = logKey;
           return evidence;
         }
-        await tlog.arrayBuffer();
-        if (tlog.status !== 409 || Date.now() > until) return evidence;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        if (!isPending || Date.now() > until) return evidence;
+        // Not in the log yet: ask again, less and less often (each ask counts against a rate limit).
+        await sleep(Math.min(100 * attempt, 500));
       }
     },
     /**
@@ -275,7 +351,9 @@ export function createClient(options: ClientOptions) {
      */
     async anchors(proofId: string): Promise<ProofAnchors | undefined> {
       try {
-        const anchors = await call<ProofAnchors>('GET', `/api/proofs/${id(proofId)}/anchors`);
+        const anchors = await call<ProofAnchors>('GET', `/api/proofs/${id(proofId)}/anchors`, {
+          isValid: (answer) => isObject(answer) && Array.isArray(answer.opentimestamps),
+        });
         if (anchors.opentimestamps.length === 0) return anchors;
         const ots = await call<Buffer>('GET', `/api/proofs/${id(proofId)}/proof.ots`, { as: 'bytes' });
         return { ...anchors, ots: ots.toString('base64') };
@@ -285,18 +363,29 @@ export function createClient(options: ClientOptions) {
       }
     },
     /** The log's latest checkpoint, a C2SP signed note (`/log/checkpoint`). */
-    checkpoint: () => call<string>('GET', '/log/checkpoint', { as: 'text' }),
+    checkpoint: () =>
+      call<string>('GET', '/log/checkpoint', { as: 'text', maxBytes: ANSWER_CAPS.checkpoint }),
     /** The consistency proof between two tree sizes of the log (RFC 9162 §2.1.4). */
     async consistency(from: number, to: number): Promise<Buffer[]> {
-      const proof = await call<{ hashes: string[] }>('GET', `/api/log/consistency${query({ from, to })}`);
+      const proof = await call<{ hashes: string[] }>('GET', `/api/log/consistency${query({ from, to })}`, {
+        maxBytes: ANSWER_CAPS.consistencyProof,
+        isValid: (answer) =>
+          isObject(answer) &&
+          isStringArray(answer.hashes) &&
+          answer.hashes.every((hash) => /^[A-Za-z0-9+/]{43}=$/.test(hash)),
+      });
       return proof.hashes.map((hash) => Buffer.from(hash, 'base64'));
     },
     /** A C2SP tile of the log: a hash tile of `level`, or an entry bundle, `width` entries wide. */
     tile: (level: number | 'entries', index: number, width: number) =>
-      call<Buffer>('GET', `/log/tile/${tilePath(level, index, width)}`, { as: 'bytes' }),
+      call<Buffer>('GET', `/log/tile/${tilePath(level, index, width)}`, {
+        as: 'bytes',
+        maxBytes: level === 'entries' ? ANSWER_CAPS.entryBundle : ANSWER_CAPS.hashTile,
+      }),
     recent: (params: { limit?: number; cursor?: string } = {}) =>
-      call<ProofPage>('GET', `/api/proofs/recent${query(params)}`),
-    search: (params: SearchParams) => call<ProofPage>('GET', `/api/proofs/search${query(params)}`),
+      call<ProofPage>('GET', `/api/proofs/recent${query(params)}`, { isValid: isProofPage }),
+    search: (params: SearchParams) =>
+      call<ProofPage>('GET', `/api/proofs/search${query(params)}`, { isValid: isProofPage }),
     verifyOffline,
     admin: adminCalls(call, options.adminKey),
   };
@@ -311,8 +400,17 @@ export interface CallOptions {
   isIdempotent?: boolean;
   /** How a successful answer is read: JSON (the default), text, or bytes (a Buffer). */
   as?: 'json' | 'text' | 'bytes';
+  /** The most bytes the answer's body may hold (`ANSWER_CAPS`; 16 MiB by default). */
+  maxBytes?: number;
+  /** The form a JSON answer must have; one that fails it is `malformed_answer`. */
+  isValid?: (answer: unknown) => boolean;
 }
 
+/** The wait before the next try when the service named none: 200 ms, then 400 ms, … */
 function pause(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (attempt - 1)));
+  return sleep(200 * 2 ** (attempt - 1));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

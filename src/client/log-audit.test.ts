@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { rootHash } from '../../test/merkle-reference.ts';
+import { consistencyProof, rootHash } from '../../test/merkle-reference.ts';
 import { vectorsDir } from '../../test/vectors.ts';
 import { leafHash } from '../core/merkle.ts';
 import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-note.ts';
 import { tilePath } from '../core/tlog-tiles.ts';
 import { openCheckpoint } from '../verify/log-checkpoints.ts';
 import { auditEntries, type TileReader } from './log-audit.ts';
-import { LogCheckError } from './log-memory.ts';
+import { LogCheckError, LogUncheckedError } from './log-memory.ts';
 
 const TESSERA = vectorsDir('tessera-log');
 const TESSERA_VKEY = 'example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx';
@@ -126,4 +126,70 @@ test('a log of several tiles: entries and edge from the level-1 tile check again
       name,
     );
   }
+});
+
+test('a log larger than maxEntries is checked a pass at a time, each pass proved a prefix of the checkpoint', async () => {
+  // 66,536 entries: three tile levels, read on demand, each tile computed from the leaves.
+  const size = 2 ** 16 + 1000;
+  const entryOf = (i: number) => Buffer.from(`entry ${i}`);
+  const leaves = Array.from({ length: size }, (_, i) => leafHash(entryOf(i)));
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const origin = 'large.example/log';
+  const checkpoint = openCheckpoint(
+    signNote(
+      formatCheckpoint({ origin, size, rootHash: rootHash(leaves), extensions: [] }),
+      origin,
+      privateKey,
+      publicKey,
+    ),
+    formatVerifierKey(origin, publicKey),
+  );
+  const reads: string[] = [];
+  const read: TileReader = async (level, index, width) => {
+    reads.push(tilePath(level, index, width));
+    const first = index * 256;
+    if (level === 'entries')
+      return Buffer.concat(
+        Array.from({ length: width }, (_, i) => {
+          const entry = entryOf(first + i);
+          return Buffer.concat([Buffer.from([entry.length >> 8, entry.length & 0xff]), entry]);
+        }),
+      );
+    const span = 256 ** level;
+    return Buffer.concat(
+      Array.from({ length: width }, (_, i) =>
+        rootHash(leaves.slice((first + i) * span, (first + i + 1) * span)),
+      ),
+    );
+  };
+  const proofs: string[] = [];
+  const prove = async (from: number, to: number) => {
+    proofs.push(`${from}→${to}`);
+    return consistencyProof(from, leaves.slice(0, to));
+  };
+  let from = 0;
+  for (const expected of [30_000, 30_000, size - 60_000]) {
+    reads.length = 0;
+    assert.equal(await auditEntries(read, from, checkpoint, { maxEntries: 30_000, prove }), expected);
+    assert.equal(new Set(reads).size, reads.length, 'each tile read once');
+    assert.ok(reads.length <= (2 * expected) / 256 + 8, `${reads.length} tiles read for ${expected} entries`);
+    from += expected;
+  }
+  assert.deepEqual(proofs, [`30000→${size}`, `60000→${size}`], 'the last pass ends at the checkpoint');
+
+  const refused = auditEntries(read, 0, checkpoint, { maxEntries: 1000, prove: async () => undefined });
+  await assert.rejects(refused, (error) => error instanceof LogUncheckedError);
+  const lying = auditEntries(read, 0, checkpoint, {
+    maxEntries: 1000,
+    prove: async (f, t) => consistencyProof(f, leaves.slice(0, t)).map((hash) => leafHash(hash)),
+  });
+  await assert.rejects(
+    lying,
+    (error) =>
+      error instanceof LogCheckError &&
+      error.kind === 'tiles' &&
+      /the tree of the tiles' first 1000 entries \(root \S+\) is not proved a prefix of it/.test(
+        error.message,
+      ),
+  );
 });

@@ -1,42 +1,57 @@
 import { CompactRange, rangeNodes } from '../core/compact-range.ts';
-import { leafHash, nodeHash } from '../core/merkle.ts';
+import { leafHash, nodeHash, verifyConsistency } from '../core/merkle.ts';
 import { parseEntryBundle, tilePath, tileWidth, TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 import { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
-import { LogCheckError } from './log-memory.ts';
+import { LogCheckError, LogUncheckedError, type ConsistencyProver } from './log-memory.ts';
 
 /** Reads a C2SP tile of the log: a hash tile (`level` a number) or an entry bundle, `width` entries wide. */
 export type TileReader = (level: number | 'entries', index: number, width: number) => Promise<Uint8Array>;
 
 const HASH = 32;
 
+export interface AuditOptions {
+  /** Check at most this many entries (the rest at a later pass); all of them by default. */
+  maxEntries?: number;
+  /**
+   * Consistency proofs from the log, needed when `maxEntries` stops short of the checkpoint: the tree
+   * of the entries checked must then be proved a prefix of the checkpoint's tree.
+   */
+  prove?: ConsistencyProver;
+}
+
 /**
  * Checks the entries [from, checkpoint.size) of a log against its tiles (C2SP tlog-tiles): each entry of
  * the entry bundles hashes to its leaf hash in the level-0 tile, and the tree those hashes continue (the
- * right edge of the first `from` entries, read from the hash tiles) has the checkpoint's root. Throws
- * `LogCheckError` at the first thing that does not hold; returns how many entries it checked.
+ * right edge of the first `from` entries, read from the hash tiles) has the checkpoint's root. With
+ * `maxEntries`, it stops after that many, and the tree so far must be consistent with the checkpoint
+ * (a consistency proof from `prove`). Holds one tile per level at a time and the tree's right edge
+ * (a compact range), whatever the log's size. Throws `LogCheckError` at the first thing that does not
+ * hold, `LogUncheckedError` when no consistency proof comes back; returns how many entries it checked.
  */
 export async function auditEntries(
   read: TileReader,
   from: number,
   checkpoint: LogCheckpoint,
+  { maxEntries = Infinity, prove }: AuditOptions = {},
 ): Promise<number> {
   const size = checkpoint.size;
   if (from >= size) return 0;
+  const end = Math.min(size, from + maxEntries);
   const fail = (what: string) =>
     new LogCheckError(
       'tiles',
       `log tiles do not match the checkpoint: ${checkpoint.origin} ${describeCheckpoint(checkpoint)}: ${what}`,
     );
-  const tiles = new Map<string, Uint8Array>();
+  // The last hash tile read at each level: the edge and the entries after it read each tile once.
+  const tiles = new Map<number, { key: string; tile: Uint8Array }>();
   const hashTile = async (level: number, index: number): Promise<Uint8Array> => {
     const width = tileWidth(level, index, size);
     const key = tilePath(level, index, width);
-    let tile = tiles.get(key);
-    if (tile === undefined) {
-      tile = await read(level, index, width);
-      if (tile.length !== HASH * width) throw fail(`tile ${key} holds ${tile.length} bytes`);
-      tiles.set(key, tile);
-    }
+    const held = tiles.get(level);
+    if (held?.key === key) return held.tile;
+    const tile = await read(level, index, width);
+    if (tile.length !== HASH * width) throw fail(`tile ${key} holds ${tile.length} bytes`);
+    tiles.set(level, { key, tile });
     return tile;
   };
 
@@ -60,7 +75,7 @@ export async function auditEntries(
   }
   const range = new CompactRange(from, edge);
 
-  for (let index = Math.floor(from / TILE_WIDTH); index * TILE_WIDTH < size; index++) {
+  for (let index = Math.floor(from / TILE_WIDTH); index * TILE_WIDTH < end; index++) {
     const width = tileWidth(0, index, size);
     const bundle = await read('entries', index, width);
     let entries: Buffer[];
@@ -72,7 +87,8 @@ export async function auditEntries(
     if (entries.length !== width)
       throw fail(`the entry bundle ${tilePath('entries', index, width)} holds ${entries.length} entries`);
     const leaves = await hashTile(0, index);
-    for (let i = Math.max(0, from - index * TILE_WIDTH); i < width; i++) {
+    const last = Math.min(width, end - index * TILE_WIDTH);
+    for (let i = Math.max(0, from - index * TILE_WIDTH); i < last; i++) {
       const hash = leafHash(entries[i]!);
       if (!hash.equals(leaves.subarray(i * HASH, (i + 1) * HASH)))
         throw fail(
@@ -82,7 +98,28 @@ export async function auditEntries(
     }
   }
   const root = Buffer.from(range.root());
-  if (!root.equals(checkpoint.rootHash))
-    throw fail(`the tree of the tiles has root ${root.toString('base64')}`);
-  return size - from;
+  if (end === size) {
+    if (!root.equals(checkpoint.rootHash))
+      throw fail(`the tree of the tiles has root ${root.toString('base64')}`);
+    return size - from;
+  }
+  if (prove === undefined)
+    throw new RangeError('auditEntries: maxEntries short of the checkpoint needs prove');
+  const unchecked = (why: string, cause?: unknown) =>
+    new LogUncheckedError(
+      `could not check the log: ${checkpoint.origin}: no consistency proof from size ${end} to ${size} (${why})`,
+      { cause },
+    );
+  let proof: Uint8Array[] | undefined;
+  try {
+    proof = await prove(end, size);
+  } catch (error) {
+    throw unchecked((error as Error).message, error);
+  }
+  if (proof === undefined) throw unchecked('the log gives none');
+  if (!verifyConsistency(end, size, root, checkpoint.rootHash, proof))
+    throw fail(
+      `the tree of the tiles' first ${end} entries (root ${root.toString('base64')}) is not proved a prefix of it`,
+    );
+  return end - from;
 }

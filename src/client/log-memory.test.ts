@@ -8,7 +8,13 @@ import { consistencyProof, rootHash } from '../../test/merkle-reference.ts';
 import { scratchDirs } from '../../test/helper.ts';
 import { leafHash } from '../core/merkle.ts';
 import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-note.ts';
-import { defaultStateDir, LogCheckError, LogMemory, type ConsistencyProver } from './log-memory.ts';
+import {
+  defaultStateDir,
+  LogCheckError,
+  LogMemory,
+  LogUncheckedError,
+  type ConsistencyProver,
+} from './log-memory.ts';
 
 /** Directories of these tests, removed after them. */
 const scratch = scratchDirs();
@@ -91,6 +97,47 @@ test('a fork, smaller, equal or larger, is refused with both checkpoints named a
     const after = readFileSync(path.join(memory.dir, readdirSync(memory.dir)[0]!), 'utf8');
     assert.equal(after, before, `size ${size}: the remembered checkpoint stays`);
   }
+});
+
+test('no consistency proof (none given, or the request failed) leaves the log unchecked, never a fork, and remembered as it was', async () => {
+  const memory = new LogMemory(scratch());
+  await memory.observe(note(honest, 10), VKEY, proverOf(honest));
+  const file = path.join(memory.dir, readdirSync(memory.dir)[0]!);
+  const before = readFileSync(file, 'utf8');
+  const refusals: [string, ConsistencyProver, RegExp][] = [
+    ['none given', async () => undefined, /\(the log gives none\)$/],
+    [
+      'a failed request',
+      async () => {
+        throw new Error('Too many requests');
+      },
+      /\(Too many requests\)$/,
+    ],
+  ];
+  for (const [name, prove, why] of refusals)
+    for (const size of [6, 15]) {
+      await assert.rejects(memory.observe(note(honest, size), VKEY, prove), (error) => {
+        assert.ok(error instanceof LogUncheckedError, `${name}: ${String(error)}`);
+        assert.ok(!(error instanceof LogCheckError));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^could not check the log: memory\\.example/log: no consistency proof from size ${Math.min(size, 10)} to ${Math.max(size, 10)} `,
+          ),
+        );
+        assert.match(error.message, why);
+        return true;
+      });
+      assert.equal(readFileSync(file, 'utf8'), before, `${name}, size ${size}`);
+    }
+  // Two trees of one size need no proof to be told apart: that is a fork.
+  await assert.rejects(
+    memory.observe(note(forked, 10), VKEY, async () => undefined),
+    (error) => {
+      assert.ok(error instanceof LogCheckError && error.kind === 'fork');
+      return true;
+    },
+  );
 });
 
 test('a checkpoint signed by another key is rejected before anything is compared or remembered', async () => {

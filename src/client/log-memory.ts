@@ -26,6 +26,18 @@ export class LogCheckError extends Error {
   }
 }
 
+/**
+ * A log that could not be checked: no consistency proof came back (a network error, a timeout, a 429,
+ * a 4xx or a 5xx, a malformed answer). It says nothing against the log; the message is one line,
+ * `could not check the log: …`, and nothing is remembered.
+ */
+export class LogUncheckedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'LogUncheckedError';
+  }
+}
+
 /** What is remembered of one log. */
 export interface Remembered {
   /** The largest checkpoint verified (signature, and consistency with the one before). */
@@ -44,7 +56,10 @@ export interface Observation {
   growth: 'first' | 'same' | 'grew' | 'older';
 }
 
-/** A consistency proof between two tree sizes of the log; undefined when the log refuses to give one. */
+/**
+ * A consistency proof between two tree sizes of the log; undefined, or a rejection, when the log gives
+ * none (the log then cannot be checked: `LogUncheckedError`).
+ */
 export type ConsistencyProver = (from: number, to: number) => Promise<Uint8Array[] | undefined>;
 
 interface StoredLog {
@@ -88,7 +103,9 @@ export class LogMemory {
   /**
    * Verifies a checkpoint the log served: its signature with the log's key, then its consistency with
    * the one remembered (`prove` fetches the consistency proof from the smaller tree to the larger).
-   * Remembers it when it is larger and consistent; throws `LogCheckError` otherwise, remembering nothing.
+   * Remembers it when it is larger and consistent; throws `LogCheckError` when it is not (a proof that
+   * does not verify, two trees of one size), `LogUncheckedError` when no proof came back, remembering
+   * nothing either way.
    * A smaller tree (the log served an older checkpoint) must be consistent too, and is not remembered.
    */
   async observe(note: string, verifierKey: string, prove: ConsistencyProver): Promise<Observation> {
@@ -108,7 +125,8 @@ export class LogMemory {
     }
     const previous = remembered.checkpoint;
     const [from, to] = [Math.min(previous.size, checkpoint.size), Math.max(previous.size, checkpoint.size)];
-    const proof = from === to || from === 0 ? [] : await prove(from, to);
+    // Only a proof received and found false is a fork; no proof at all leaves the log unchecked.
+    const proof = from === to || from === 0 ? [] : await this.#proof(prove, from, to, checkpoint.origin);
     const comparison = compareCheckpoints(previous, checkpoint, proof);
     if (!comparison.consistent) {
       const served = checkpoint.size < previous.size ? 'an older checkpoint' : 'a checkpoint';
@@ -120,6 +138,22 @@ export class LogMemory {
     }
     if (comparison.growth === 'grew') await this.#save(checkpoint, remembered.monitoredSize);
     return { checkpoint, previous, growth: comparison.growth };
+  }
+
+  async #proof(prove: ConsistencyProver, from: number, to: number, origin: string): Promise<Uint8Array[]> {
+    const unchecked = (why: string, cause?: unknown) =>
+      new LogUncheckedError(
+        `could not check the log: ${origin}: no consistency proof from size ${from} to ${to} (${why})`,
+        { cause },
+      );
+    let proof: Uint8Array[] | undefined;
+    try {
+      proof = await prove(from, to);
+    } catch (error) {
+      throw unchecked(error instanceof Error ? error.message : String(error), error);
+    }
+    if (proof === undefined) throw unchecked('the log gives none');
+    return proof;
   }
 
   /** Remembers that a monitor checked the log's first `size` entries against its tiles. */
