@@ -36,18 +36,20 @@ file by file (recursively, skipping *.proof.json); - reads standard input, stamp
 its proof file on standard output unless --out names one. Writes <file>.proof.json beside each file,
 or --out for a single input. --label is one line of 1 to 120 characters. The API key comes from --api-key or HASHPROOF_API_KEY.
 On a terminal, many files (or one over 64 MiB) show their progress on standard error.`,
-  verify: `Usage: hashproof verify <file | - proof.json> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--json]
+  verify: `Usage: hashproof verify <file | - proof.json> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--bitcoin-headers URL] [--timeout S] [--json]
 
-Checks, offline (- reads the content from standard input, its proof file named): the file's SHA-256 is the proof's contentHash, the proof is well formed, the Ed25519
-receipt verifies, the RFC 3161 token names this hash and time, and the log's inclusion proof leads to
-a signed checkpoint. --keys names a copy of the service's /.well-known/hashproof-keys.json kept apart
-from the proof: the receipt, TSA and log keys must then be those. --online also asks the service to
-check the HMAC signature (and uses its key manifest), checks that its log extends every checkpoint of
-it seen before, and fetches the proof's anchors into the proof file. Saved anchors are checked too:
-the anchored checkpoint holds the proof, each outside RFC 3161 token is over that checkpoint (its chain
-checked against --tsa-roots, a PEM file of the authorities' own roots), and the OpenTimestamps file
-leads from the file's hash to each attestation. Exit 0 only when no check fails; each check is printed
-with its result and what it proves.`,
+Says "verified" (exit 0) only when, with keys it trusts, the file's SHA-256 is the proof's contentHash,
+the proof is well formed, the Ed25519 receipt verifies, the RFC 3161 token names this hash and time,
+the log's inclusion proof (once the proof is in the log) leads to a signed checkpoint, and every anchor
+the proof file carries holds; anything missing is "not verified" (exit 1), the last line says what.
+Trusted keys: --keys names a copy of the service's /.well-known/hashproof-keys.json you kept; --online
+takes the service's (checked against the keys remembered for it); otherwise the keys remembered for the
+proof's service at the first online contact (HASHPROOF_STATE_DIR). Keys inside a proof file are never
+trusted. --online also asks the service to check the HMAC signature, checks that its log extends every
+checkpoint of it seen before, and saves the proof's anchors into the proof file once they verify.
+Outside roots make anchors count: --tsa-roots (a PEM file of the authorities' own roots) for RFC 3161
+tokens, --bitcoin-headers (an Esplora-compatible API) for Bitcoin attestations; without them an anchor
+is reported, not counted. Exit 3 when a check could not be made (no answer, timeout, 429 or 5xx).`,
   show: 'Usage: hashproof show <proof-id|proof-url> [--json]',
   search:
     'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { writeFileAtomic } from './atomic-file.ts';
 import {
   compareCheckpoints,
   describeCheckpoint,
@@ -164,7 +165,7 @@ export class LogMemory {
   }
 
   /**
-   * Writes a log's record atomically (a temporary file, flushed, renamed over the old one, mode 0600).
+   * Writes a log's record atomically (`writeFileAtomic`, mode 0600).
    * A record of a larger tree written meanwhile (another command) is kept.
    */
   async #save(checkpoint: LogCheckpoint, monitoredSize: number): Promise<void> {
@@ -173,20 +174,7 @@ export class LogMemory {
     if (current !== undefined && current.checkpoint.size > checkpoint.size) return;
     const file = this.#file(checkpoint.origin);
     const stored: StoredLog = { origin: checkpoint.origin, checkpoint: checkpoint.note, monitoredSize };
-    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(stored, null, 2) + '\n');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await writeFileAtomic(file, JSON.stringify(stored, null, 2) + '\n');
   }
 
   #file(origin: string): string {
