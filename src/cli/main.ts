@@ -316,6 +316,9 @@ function exitOf(error: unknown): { code: number; line: string } {
   }
   if (isFileError(error)) return { code: EXIT.usage, line: `hashproof: ${message}` };
   if (error instanceof SyntaxError) return { code: EXIT.failed, line: `hashproof: ${message}` };
+  // A signing key file open to others (`hashproof keys`, `backup`): it names the file and the chmod.
+  if (error instanceof Error && error.name === 'KeyFileModeError')
+    return { code: EXIT.failed, line: `hashproof: ${message}` };
   return { code: EXIT.failed, line: `hashproof: unexpected error: ${message}` };
 }
 

@@ -88,8 +88,13 @@ test('hashproof keys list and rotate refuse such a file too, and rotate writes n
   const env = { PATH: process.env.PATH, SIGNING_KEYS_DIR: dir };
   for (const action of ['list', 'rotate']) {
     const result = await run(process.execPath, [CLI, 'keys', action], { env });
-    assert.notEqual(result.code, 0, action);
+    assert.equal(result.code, 1, action);
     assert.match(result.stderr, refusal(receipt, '0640'), action);
+    assert.match(
+      result.stderr,
+      /^hashproof: signing key file /,
+      `${action}: one plain line, no "unexpected error"`,
+    );
   }
   assert.equal(readdirSync(dir).length, 4, 'rotate added nothing');
 });

@@ -11,6 +11,11 @@ import { readdirSync, readFileSync, statSync, writeFileSync, type Stats } from '
 import path from 'node:path';
 import { ed25519KeyId } from '../core/receipt.ts';
 
+/** A signing key file that others than its owner may read: the service and `hashproof keys` refuse it. */
+export class KeyFileModeError extends Error {
+  override name = 'KeyFileModeError';
+}
+
 /**
  * The key files of SIGNING_KEYS_DIR: `hmac-<id>.json`, `ed25519-<id>.json` (receipt keys) and
  * `log-ed25519.pem`. A file is created exclusively (mode 0600) and never rewritten. A key signs from its
@@ -86,7 +91,7 @@ function checkPrivate(file: string, stats: Stats): void {
   if (!stats.isFile()) throw new Error(`signing key file ${file} is not a regular file`);
   const mode = stats.mode & 0o777;
   if ((mode & 0o077) !== 0)
-    throw new Error(
+    throw new KeyFileModeError(
       `signing key file ${file} is open to group or others (mode ${mode.toString(8).padStart(4, '0')}): run chmod 600 ${file}`,
     );
 }
