@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, type KeyPairKeyObjectResult } from 'node:crypto';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -37,6 +37,25 @@ async function savedManifest(): Promise<string> {
     await (await fetch(`${server.baseUrl}/.well-known/hashproof-keys.json`)).text(),
   );
   return manifestFile;
+}
+
+/** A forger's receipt over the proof's fields as they stand, with the forger's key in the file if `carry`. */
+function resign(document: any, forger: KeyPairKeyObjectResult, carry: boolean): void {
+  document.proof.receipt = {
+    keyId: 'ed25519-forged',
+    signature: signReceipt(forger.privateKey, signingMessage(document.proof)),
+  };
+  if (carry)
+    document.keys = [
+      {
+        keyId: 'ed25519-forged',
+        algorithm: 'Ed25519',
+        use: 'receipt',
+        publicKey: forger.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+        validFrom: '2000-01-01T00:00:00.000Z',
+        validUntil: null,
+      },
+    ];
 }
 
 const sha256 = (text: string) => 'sha256:' + createHash('sha256').update(text).digest('hex');
@@ -78,20 +97,7 @@ describe('hashproof verify: verified only with trusted keys and every required p
     const forger = generateKeyPairSync('ed25519');
     const document = JSON.parse(readFileSync(proofFile, 'utf8'));
     document.proof.label = 'forged label';
-    document.proof.receipt = {
-      keyId: 'ed25519-forged',
-      signature: signReceipt(forger.privateKey, signingMessage(document.proof)),
-    };
-    document.keys = [
-      {
-        keyId: 'ed25519-forged',
-        algorithm: 'Ed25519',
-        use: 'receipt',
-        publicKey: forger.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-        validFrom: '2000-01-01T00:00:00.000Z',
-        validUntil: null,
-      },
-    ];
+    resign(document, forger, true);
     document.evidence.logVerifierKey =
       'forged.example/log+00000000+' + Buffer.alloc(33, 1).toString('base64');
     const forgedFile = path.join(work, `forged-${count}.proof.json`);
@@ -291,21 +297,7 @@ describe('hashproof verify: verified only with trusted keys and every required p
           else parent[key] = alter(parent[key], change.replacement, change.position);
           if (change.kind === 'resign') {
             // The forger signs the altered fields with a key of their own, and may carry it in the file.
-            document.proof.receipt = {
-              keyId: 'ed25519-forged',
-              signature: signReceipt(forger.privateKey, signingMessage(document.proof)),
-            };
-            if (change.carryKey)
-              document.keys = [
-                {
-                  keyId: 'ed25519-forged',
-                  algorithm: 'Ed25519',
-                  use: 'receipt',
-                  publicKey: forger.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-                  validFrom: '2000-01-01T00:00:00.000Z',
-                  validUntil: null,
-                },
-              ];
+            resign(document, forger, change.carryKey);
           }
           const verdict = await verifyProofFile(document, content, trusted);
           assert.equal(verdict.verified, false, JSON.stringify(change));
