@@ -17,8 +17,11 @@ export function encodeReceipt(signature: Buffer): string {
 
 export function verifyReceipt(publicKey: KeyObject, message: string, receipt: string): boolean {
   if (!receipt.startsWith(RECEIPT_PREFIX)) return false;
-  const signature = Buffer.from(receipt.slice(RECEIPT_PREFIX.length), 'base64');
-  if (signature.length !== 64) return false;
+  const encoded = receipt.slice(RECEIPT_PREFIX.length);
+  const signature = Buffer.from(encoded, 'base64');
+  // Only the one canonical encoding: Node's decoder skips characters it does not know, so another
+  // spelling of the same signature would otherwise verify too.
+  if (signature.length !== 64 || signature.toString('base64') !== encoded) return false;
   try {
     return verify(null, Buffer.from(message, 'utf8'), publicKey, signature);
   } catch {
