@@ -20,7 +20,8 @@ function keys(args: string[], env: Record<string, string> = {}) {
 function snapshot(dir: string): Record<string, { mode: number; text: string; mtimeMs: number }> {
   return Object.fromEntries(
     readdirSync(dir)
-      .filter((name) => !name.startsWith('log-checkpoint-'))
+      // The log's records (and the temporary file one is written through) are no keys.
+      .filter((name) => !name.startsWith('log-checkpoint-') && !name.startsWith('.log-checkpoint-'))
       .sort()
       .map((name) => {
         const file = path.join(dir, name);
