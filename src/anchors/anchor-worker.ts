@@ -42,7 +42,7 @@ const BLOCK_TIME_SLACK_MS = 2 * 3_600_000;
  * The bounds of one pass: requests beyond PASS_REQUESTS are not made (undefined), at most
  * PASS_PARALLEL run at once, and all are cut at the pass's deadline or when the worker stops.
  */
-class Pass {
+export class Pass {
   readonly outside: Outside;
   #left = PASS_REQUESTS;
   #running = 0;
@@ -70,7 +70,7 @@ class Pass {
     }
   }
 }
-const SKIPPED = Symbol('skipped');
+export const SKIPPED = Symbol('skipped');
 
 interface AnchorWorkerDeps {
   store: AnchorStore;
