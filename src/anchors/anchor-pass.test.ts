@@ -4,7 +4,7 @@ import { OutsideClient } from './outside-http.ts';
 import { Pass, PASS_PARALLEL, PASS_REQUESTS, SKIPPED } from './anchor-worker.ts';
 
 /**
- * The bounds of one anchoring pass (docs/decisions.md; DECISIONS §14): at most 32 requests, at most 4
+ * The bounds of one anchoring pass (docs/deploy.md, the limits of anchoring): at most 32 requests, at most 4
  * at once, all cut when the pass ends. Requests here are promises the test settles itself.
  */
 

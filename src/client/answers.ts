@@ -1,5 +1,5 @@
 /**
- * How the client reads what a service answers, trusting no byte of it (DECISIONS.md §14): every answer
+ * How the client reads what a service answers, trusting no byte of it (docs/cli.md, "A service that misbehaves"): every answer
  * within a total time, every body within a cap, read as a stream and cancelled the moment it passes
  * the cap, a service's request to wait (`Retry-After`) honoured only up to a bound, and an answer of
  * the wrong form refused; what goes wrong is a `HashproofError`.
