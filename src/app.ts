@@ -84,7 +84,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // server ignore it instead, so such a request is served like any other (errors in the envelope).
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
-  // Routes marked `config: { admin: true }`: their paths get no CORS grant and are kept from crawlers.
+  // Routes marked `config: { admin: true }`, collected as they are registered: guarded below, their
+  // paths get no CORS grant and are kept from crawlers (robots.txt).
   const adminRoutes = collectAdminRoutes(app);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
