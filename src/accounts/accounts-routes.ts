@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.ts';
-import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { defaultEmptyBody } from '../http/validation.ts';
 import {
@@ -17,14 +16,16 @@ import {
 
 /** Administrator endpoints for accounts and API keys (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
+  const config = { admin: true };
   const security = [{ adminKey: [] }];
   const tags = ['administration'];
 
   api.get(
     '/api/accounts',
     {
+      config,
       schema: {
         summary: 'List accounts',
         tags,
@@ -38,6 +39,7 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts',
     {
+      config,
       preValidation: defaultEmptyBody,
       schema: {
         summary: 'Create an account',
@@ -59,6 +61,7 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.get(
     '/api/accounts/:id/api-keys',
     {
+      config,
       schema: {
         summary: "List an account's API keys (redacted: never the raw key)",
         tags,
@@ -73,6 +76,7 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts/:id/api-keys',
     {
+      config,
       preValidation: defaultEmptyBody,
       schema: {
         summary: 'Create an API key; the raw key is in this response only',
@@ -96,6 +100,7 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/api-keys/:id/revoke',
     {
+      config,
       schema: {
         summary: 'Revoke an API key (idempotent); it is refused from now on',
         tags,

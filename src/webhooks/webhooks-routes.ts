@@ -2,20 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams } from '../accounts/accounts-schemas.ts';
 import type { AppContext } from '../context.ts';
-import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { CreateWebhookBody, TestDelivery, WebhookCreated, WebhookList } from './webhooks-schemas.ts';
 
 /** The administrator endpoints for webhooks (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
+  const config = { admin: true };
   const security = [{ adminKey: [] }];
   const tags = ['administration'];
 
   api.get(
     '/api/accounts/:id/webhooks',
     {
+      config,
       schema: {
         summary: "An account's webhooks, each with its recent deliveries",
         tags,
@@ -33,6 +34,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts/:id/webhooks',
     {
+      config,
       schema: {
         summary: 'Register a webhook (a receipt sink); the signing secret is in this response only',
         tags,
@@ -55,6 +57,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/webhooks/:id/test',
     {
+      config,
       schema: {
         summary: 'Send a signed webhook.test event now and record the delivery',
         tags,
