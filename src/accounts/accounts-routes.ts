@@ -19,7 +19,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
   const config = { admin: true };
-  const security = [{ adminKey: [] }];
   const tags = ['administration'];
 
   api.get(
@@ -29,7 +28,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'List accounts',
         tags,
-        security,
         response: { 200: { description: 'Every account', ...AccountList }, ...errorResponses(401, 429) },
       },
     },
@@ -44,7 +42,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'Create an account',
         tags,
-        security,
         body: CreateAccountBody,
         response: {
           201: { description: 'The account', ...AccountResponse },
@@ -65,7 +62,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: "List an account's API keys (redacted: never the raw key)",
         tags,
-        security,
         params: IdParams,
         response: { 200: { description: 'The keys', ...ApiKeyList }, ...errorResponses(401, 404, 429) },
       },
@@ -81,7 +77,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'Create an API key; the raw key is in this response only',
         tags,
-        security,
         params: IdParams,
         body: CreateApiKeyBody,
         response: {
@@ -104,7 +99,6 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'Revoke an API key (idempotent); it is refused from now on',
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'The revoked key', ...ApiKeyResponse },

@@ -125,6 +125,22 @@ describe('administrator routes, marked once', () => {
     assert.ok(checked >= KNOWN_ADMIN_OPERATIONS.length, `${checked} administrator operations`);
   });
 
+  test('the OpenAPI document names the admin key for exactly the marked operations', async () => {
+    const document = (await withKey.app.inject({ url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { security?: unknown }>>;
+    }>();
+    const adminOperations = operations(marked(withKey.routes)).filter((what) => !what.startsWith('HEAD '));
+    const needingKey: string[] = [];
+    for (const [url, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const names = JSON.stringify(operation.security ?? []);
+        if (names.includes('adminKey'))
+          needingKey.push(`${method.toUpperCase()} ${url.replace(/{(\w+)}/g, ':$1')}`);
+      }
+    }
+    assert.deepEqual(needingKey.sort(), adminOperations.sort());
+  });
+
   test('a public route is not guarded', async () => {
     const res = await withKey.app.inject({ method: 'GET', url: '/api/proofs/recent' });
     assert.equal(res.statusCode, 200);

@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * An administrator route: it needs X-Service-Admin-Key, browsers on other origins get no CORS grant
+     * An administrator route: it needs X-Service-Admin-Key (and says so in the OpenAPI document), browsers on other origins get no CORS grant
      * for its path, and robots.txt asks crawlers to stay away from it.
      */
     admin?: boolean;
@@ -49,6 +49,8 @@ export function collectAdminRoutes(app: FastifyInstance): AdminRoutes {
   app.decorate('adminRoutes', adminRoutes);
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.admin !== true) return;
+    // The OpenAPI document names the key each administrator operation needs (http/openapi.ts).
+    if (route.schema !== undefined) route.schema = { ...route.schema, security: [{ adminKey: [] }] };
     const prefix = leadingPath(route.url);
     if (prefixes.some((known) => isUnder(prefix, known))) return;
     const notCovered = prefixes.filter((known) => !isUnder(known, prefix));

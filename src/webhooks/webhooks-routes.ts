@@ -10,7 +10,6 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
   const config = { admin: true };
-  const security = [{ adminKey: [] }];
   const tags = ['administration'];
 
   api.get(
@@ -20,7 +19,6 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: "An account's webhooks, each with its recent deliveries",
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'Webhooks and deliveries', ...WebhookList },
@@ -38,7 +36,6 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'Register a webhook (a receipt sink); the signing secret is in this response only',
         tags,
-        security,
         params: IdParams,
         body: CreateWebhookBody,
         response: {
@@ -61,7 +58,6 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         summary: 'Send a signed webhook.test event now and record the delivery',
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'The recorded delivery', ...TestDelivery },
