@@ -88,7 +88,12 @@ function whileRunning<T>(
     reject(new Error(`the command ended (${code ?? signal}) before ${what}:\n${tail(output)}`));
   child.stdout?.on('data', read);
   child.stderr?.on('data', read);
-  if (child.exitCode !== null || child.signalCode !== null) stopped(child.exitCode, child.signalCode);
+  // Ended already, its output read to the end: no 'close' event is coming.
+  const exited = child.exitCode !== null || child.signalCode !== null;
+  const drained = [child.stdout, child.stderr].every(
+    (stream) => !stream || stream.readableEnded || stream.destroyed,
+  );
+  if (exited && drained) stopped(child.exitCode, child.signalCode);
   else child.once('close', stopped);
   const waiting = within(Promise.race([event, ended]), { what, timeoutMs, seen: () => tail(output) }).finally(
     () => {
