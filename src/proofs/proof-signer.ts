@@ -1,4 +1,5 @@
 import type { IdGenerator } from '../core/ids.ts';
+import type { PaymentRecord } from '../core/payment-authorization.ts';
 import { hmacSign, signingMessage } from '../core/proof-signature.ts';
 import { encodeReceipt } from '../core/receipt.ts';
 import { signHere, type SignFn } from '../core/signing.ts';
@@ -72,4 +73,12 @@ export async function signNewProof(
     payment_transaction: null,
     payment_amount: null,
   };
+}
+
+/** Records on a signed proof the payment that settled for it (before it is committed). */
+export function recordPayment(row: NewProofRow, payment: PaymentRecord): void {
+  row.payment_network = payment.network;
+  row.payment_payer = payment.payer;
+  row.payment_transaction = payment.transaction;
+  row.payment_amount = payment.amount;
 }

@@ -15,6 +15,10 @@ import {
   VerifyReport,
 } from './proof-schemas.ts';
 import { proofNotFound, type Principal } from './proofs-service.ts';
+import { SettledNotStored } from './paid-requests.ts';
+
+/** The header of the payer's receipt for a settled payment (x402 v2). */
+const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 
@@ -71,17 +75,17 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       try {
         result = await ctx.proofs.notarize(request.body, principal, payment ? { payment } : {});
       } catch (error) {
-        // Paid, but not stored: the operator reconciles from this line.
-        if (payment?.settledHeaders)
-          request.log.error(
-            { err: error, payment: payment.settledHeaders['PAYMENT-RESPONSE'] },
-            'payment settled but the proof was not stored',
-          );
-        throw error;
-      } finally {
-        if (payment?.settledHeaders) void reply.headers(payment.settledHeaders);
+        if (!(error instanceof SettledNotStored)) throw error;
+        // Paid, but not stored: the operator reconciles from this line, the payer from the receipt.
+        request.log.error(
+          { err: error.cause, payment: error.paymentResponse },
+          'payment settled but the proof was not stored',
+        );
+        void reply.header(PAYMENT_RESPONSE, error.paymentResponse);
+        throw error.cause;
       }
-      const { proof, isReplay } = result;
+      const { proof, isReplay, paymentResponse } = result;
+      if (paymentResponse !== undefined) void reply.header(PAYMENT_RESPONSE, paymentResponse);
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');
       void reply.header('Cache-Control', 'no-store');
       return {
