@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { normalizeContentHash } from '../core/hashing.ts';
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
@@ -31,7 +32,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     ? [{ x402: [] }, { apiKey: [] }]
     : [{}, { apiKey: [] }];
   api.post(
-    '/api/proof/notarize',
+    NOTARIZE_PATH,
     {
       schema: {
         summary: 'Create a timestamped proof of a SHA-256 hash',
@@ -132,10 +133,9 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => {
       const { q, contentHash, metadataHash, accountId, idempotencyKey, cursor } = request.query;
       const limit = request.query.limit ?? 20;
-      const qHash = q !== undefined && /^sha256:[a-fA-F0-9]{64}$/.test(q) ? q.toLowerCase() : undefined;
       const page = await ctx.proofs.list(
         {
-          ...(q !== undefined ? { q: { text: q, folded: q.toLowerCase(), hash: qHash } } : {}),
+          ...(q !== undefined ? { q } : {}),
           ...(contentHash !== undefined ? { contentHash: normalizeContentHash(contentHash) } : {}),
           ...(metadataHash !== undefined ? { metadataHash: metadataHash.toLowerCase() } : {}),
           ...(accountId !== undefined ? { accountId } : {}),

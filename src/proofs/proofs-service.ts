@@ -1,4 +1,5 @@
 import { BoundedMap } from '../core/bounded-map.ts';
+import { isContentHash } from '../core/hashing.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
@@ -46,6 +47,12 @@ interface VerifyResult {
   proof: Proof;
   report: VerificationReport;
 }
+
+/**
+ * What a search asks for: `q` is an exact id, content or metadata hash, or account id, or part of a
+ * label (case-insensitive); every other field must match exactly.
+ */
+type ProofQuery = Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq' | 'q'> & { q?: string };
 
 export interface ProofPage {
   proofs: Proof[];
@@ -237,11 +244,9 @@ export class ProofsService {
    * `limit + 1` entries; any other goes through `WindowedSearch`, whose page may be cut short by its
    * budget and then still has a `nextCursor`, where the search stopped (docs/api.md, "Reads and search").
    */
-  async list(
-    filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
-    limit: number,
-    cursor: string | undefined,
-  ): Promise<ProofPage> {
+  async list(query: ProofQuery, limit: number, cursor: string | undefined): Promise<ProofPage> {
+    const { q, ...fields } = query;
+    const filter: ProofFilter = { ...fields, ...(q !== undefined ? { q: textSearch(q) } : {}) };
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
     const { db, engine } = this.#deps;
     let found: { seq: number; id: string }[];
@@ -304,6 +309,11 @@ export class ProofsService {
 interface Found {
   proof: Proof;
   token: StoredToken | null;
+}
+
+/** The forms `q` is matched in: as given, folded for labels, and as the stored form of a hash. */
+function textSearch(q: string): NonNullable<ProofFilter['q']> {
+  return { text: q, folded: q.toLowerCase(), hash: isContentHash(q) ? q.toLowerCase() : undefined };
 }
 
 /** The answer to a proof id this service does not hold, the same on every route (docs/decisions.md §2). */
