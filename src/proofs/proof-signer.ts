@@ -6,7 +6,7 @@ import { signHere, type SignFn } from '../core/signing.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { Clock } from '../platform/clock.ts';
 import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
-import type { DescribedRequest, Principal } from './notarize-request.ts';
+import { paidVia, type DescribedRequest, type Principal } from './notarize-request.ts';
 import type { NotarizeBody } from './proof-schemas.ts';
 import type { NewProofRow } from './proofs-store.ts';
 
@@ -67,7 +67,7 @@ export async function signNewProof(
     idempotency_key: body.idempotencyKey,
     request_fingerprint: request.fingerprint,
     account_id: principal.kind === 'account' ? principal.accountId : null,
-    created_via: principal.kind === 'account' ? 'api_key' : principal.kind === 'payer' ? 'x402' : 'demo',
+    created_via: paidVia(principal),
     payment_network: null,
     payment_payer: null,
     payment_transaction: null,
