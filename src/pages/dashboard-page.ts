@@ -1,9 +1,9 @@
 import type { Config } from '../config.ts';
-import { CREATED_VIA, type CreatedVia, type DashboardSummary } from '../stats/stats-service.ts';
+import { PAID_VIA, type DashboardSummary, type PaidVia } from '../stats/stats-service.ts';
 import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 
-const VIA_NAMES: Record<CreatedVia, string> = {
+const VIA_NAMES: Record<PaidVia, string> = {
   demo: 'Demo (free)',
   x402: 'Paid with x402',
   api_key: 'API key',
@@ -114,7 +114,7 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
           </tr>
         </thead>
         <tbody>
-          ${CREATED_VIA.map(
+          ${PAID_VIA.map(
             (via) =>
               html`<tr>
                 <td>${VIA_NAMES[via]} <code>${via}</code></td>
@@ -136,7 +136,7 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
                   html`<li>
                     <a class="proof-label" href="/proof/${proof.id}">${proof.label}</a>
                     <span class="proof-meta"
-                      ><span class="tag">${proof.createdVia}</span>
+                      ><span class="tag">${proof.paidVia}</span>
                       <time datetime="${proof.timestamp}">${formatUtc(proof.timestamp)}</time></span
                     >
                   </li>`,

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Db, DatabaseHandle } from '../db/index.ts';
-import type { ProofFigures } from '../stats/stats-service.ts';
+import type { PaidVia, ProofFigures } from '../stats/stats-service.ts';
 import type { NewProofRow } from './proofs-store.ts';
 
 const DAY_MS = 86_400_000;
@@ -72,7 +72,7 @@ export function proofFigures(db: Db): ProofFigures {
       };
     },
 
-    async byCreatedVia() {
+    async byPaidVia() {
       const rows = await db
         .selectFrom('proof_counts')
         .select(['created_via', sql<number>`sum(count)`.as('count')])
@@ -103,7 +103,7 @@ export function proofFigures(db: Db): ProofFigures {
         label: row.label,
         contentHash: row.content_hash,
         timestamp: new Date(Number(row.created_at)).toISOString(),
-        createdVia: row.created_via,
+        paidVia: row.created_via as PaidVia,
       }));
     },
   };
