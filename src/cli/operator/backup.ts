@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { loadConfig, type Config } from '../config.ts';
-import { isKeyFileName } from '../keys/key-files.ts';
-import { isLogRecordName } from '../log/log-state.ts';
+import { loadConfig, type Config } from '../../config.ts';
+import { isKeyFileName } from '../../keys/key-directory.ts';
+import { isLogRecordName } from '../../log/log-service.ts';
 import {
   digestOf,
   exists,
@@ -24,7 +24,7 @@ import {
   type Manifest,
   type Role,
 } from './backup-manifest.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { EXIT, print, UsageError } from '../output.ts';
 
 /**
  * `hashproof backup --out <dir>` and `hashproof restore --from <dir>` (docs/operations.md, "Backup and

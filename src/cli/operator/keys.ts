@@ -1,12 +1,11 @@
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { formatVerifierKey } from '../core/signed-note.ts';
-import { readHmacKeys, readLogKey, readReceiptKeys } from '../keys/key-files.ts';
-import { keyManifest } from '../keys/key-manifest.ts';
-import { Keyring } from '../keys/keyring.ts';
-import { logOrigin } from '../log/log-service.ts';
-import { Tsa } from '../tsa/tsa.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { ConfigError, loadConfig, type Config } from '../../config.ts';
+import { formatVerifierKey } from '../../core/signed-note.ts';
+import { keyManifest, readHmacKeys, readLogKey, readReceiptKeys } from '../../keys/key-directory.ts';
+import { Keyring } from '../../keys/keyring.ts';
+import { logOrigin } from '../../log/log-service.ts';
+import { Tsa } from '../../tsa/tsa.ts';
+import { EXIT, print, UsageError } from '../output.ts';
 
 /** The options of `hashproof keys`. */
 export interface KeysOptions {
