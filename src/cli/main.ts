@@ -102,7 +102,11 @@ const COMMANDS: Record<string, Command> = {
   show: { needsClient: true, run: show, usage: HELP.show! },
   search: { needsClient: true, run: (client, _args, values) => search(client, values), usage: HELP.search! },
   admin: { needsClient: true, run: admin, usage: HELP.admin! },
-  monitor: { needsClient: true, run: (client, _args, values) => monitor(client, values), usage: HELP.monitor! },
+  monitor: {
+    needsClient: true,
+    run: (client, _args, values) => monitor(client, values),
+    usage: HELP.monitor!,
+  },
   serve: { needsClient: false, run: (_args, values) => serve(values), usage: HELP.serve! },
   keys: {
     needsClient: false,
@@ -182,8 +186,7 @@ function exitOf(error: unknown): { code: number; line: string } {
   if (isFileError(error)) return { code: EXIT.usage, line: `hashproof: ${message}` };
   if (error instanceof SyntaxError) return { code: EXIT.failed, line: `hashproof: ${message}` };
   // A signing key file open to others (`hashproof keys`, `backup`): it names the file and the chmod.
-  if (error instanceof KeyFileModeError)
-    return { code: EXIT.failed, line: `hashproof: ${message}` };
+  if (error instanceof KeyFileModeError) return { code: EXIT.failed, line: `hashproof: ${message}` };
   return { code: EXIT.failed, line: `hashproof: unexpected error: ${message}` };
 }
 

@@ -4,11 +4,5 @@
  * key files, the error of a key file others may read, and the public manifest of its keys. The rest
  * of keys/ stays inside it.
  */
-export {
-  isKeyFileName,
-  KeyFileModeError,
-  readHmacKeys,
-  readLogKey,
-  readReceiptKeys,
-} from './key-files.ts';
+export { isKeyFileName, KeyFileModeError, readHmacKeys, readLogKey, readReceiptKeys } from './key-files.ts';
 export { keyManifest } from './key-manifest.ts';

@@ -29,10 +29,15 @@ export async function admin(
   };
   const account = () => {
     if (values.account !== undefined && arg !== undefined && values.account !== arg)
-      throw new UsageError(`admin ${area} ${action}: two account ids, ${arg} and --account ${values.account}`);
-    if (values.account === undefined && arg === undefined)
-      throw new UsageError(`admin ${area} ${action} needs an account id: <account-id> or --account <account-id>`);
-    return values.account ?? (arg as string);
+      throw new UsageError(
+        `admin ${area} ${action}: two account ids, ${arg} and --account ${values.account}`,
+      );
+    const id = values.account ?? arg;
+    if (id === undefined)
+      throw new UsageError(
+        `admin ${area} ${action} needs an account id: <account-id> or --account <account-id>`,
+      );
+    return id;
   };
   const a = client.admin;
   const run: Record<string, () => Promise<unknown>> = {
@@ -57,7 +62,7 @@ export async function admin(
     'webhooks test': () => a.testWebhook(need('a webhook id')),
   };
   const operation = run[`${area} ${action}`];
-  if (operation === undefined) throw new UsageError(HELP.admin!);
+  if (operation === undefined) throw new UsageError(HELP.admin);
   printJson(await operation());
   return EXIT.ok;
 }

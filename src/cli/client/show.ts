@@ -39,7 +39,14 @@ export async function show(
 /** `hashproof search`: one page of the proofs that match, newest first. */
 export async function search(
   client: HashproofClient,
-  values: { json?: boolean; q?: string; 'content-hash'?: string; file?: string; account?: string; limit?: string },
+  values: {
+    json?: boolean;
+    q?: string;
+    'content-hash'?: string;
+    file?: string;
+    account?: string;
+    limit?: string;
+  },
 ): Promise<number> {
   const contentHash = values.file ? await hashFile(values.file) : values['content-hash'];
   const page = await client.search({
