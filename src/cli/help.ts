@@ -1,5 +1,5 @@
 /** The help of each command (`hashproof <command> --help`), and of the command itself. */
-export const HELP: Record<string, string> = {
+export const HELP = {
   main: `hashproof: timestamped proofs of SHA-256 hashes
 
 Usage: hashproof <command> [options]
@@ -105,4 +105,4 @@ already there stays the one that counts), and the embedded database into DATABAS
 replaces an existing one). Every file is checked against backup.json first. A database older than
 what the log published since is refused by the service on start (/health says why): see
 docs/operations.md.`,
-};
+} satisfies Record<string, string>;

@@ -93,21 +93,21 @@ type Command = { usage: string } & (
 );
 
 const COMMANDS: Record<string, Command> = {
-  stamp: { needsClient: true, run: stamp, usage: HELP.stamp! },
+  stamp: { needsClient: true, run: stamp, usage: HELP.stamp },
   verify: {
     needsClient: true,
     run: (client, args, values) => verify(client, args, values, timeoutOf(values.timeout)),
-    usage: HELP.verify!,
+    usage: HELP.verify,
   },
-  show: { needsClient: true, run: show, usage: HELP.show! },
-  search: { needsClient: true, run: (client, _args, values) => search(client, values), usage: HELP.search! },
-  admin: { needsClient: true, run: admin, usage: HELP.admin! },
+  show: { needsClient: true, run: show, usage: HELP.show },
+  search: { needsClient: true, run: (client, _args, values) => search(client, values), usage: HELP.search },
+  admin: { needsClient: true, run: admin, usage: HELP.admin },
   monitor: {
     needsClient: true,
     run: (client, _args, values) => monitor(client, values),
-    usage: HELP.monitor!,
+    usage: HELP.monitor,
   },
-  serve: { needsClient: false, run: (_args, values) => serve(values), usage: HELP.serve! },
+  serve: { needsClient: false, run: (_args, values) => serve(values), usage: HELP.serve },
   keys: {
     needsClient: false,
     run: (args, values) =>
@@ -118,10 +118,10 @@ const COMMANDS: Record<string, Command> = {
         out: values.out,
         json: values.json,
       }),
-    usage: HELP.keys!,
+    usage: HELP.keys,
   },
-  backup: { needsClient: false, run: (_args, values) => backup(values), usage: HELP.backup! },
-  restore: { needsClient: false, run: (_args, values) => restore(values), usage: HELP.restore! },
+  backup: { needsClient: false, run: (_args, values) => backup(values), usage: HELP.backup },
+  restore: { needsClient: false, run: (_args, values) => restore(values), usage: HELP.restore },
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -134,8 +134,8 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   const command = name === undefined ? undefined : COMMANDS[name];
-  if (values.help) return (print(command?.usage ?? HELP.main!), EXIT.ok);
-  if (name === undefined) return (print(HELP.main!), EXIT.ok);
+  if (values.help) return (print(command?.usage ?? HELP.main), EXIT.ok);
+  if (name === undefined) return (print(HELP.main), EXIT.ok);
   if (command === undefined) throw new UsageError(`unknown command ${name}; see hashproof --help`);
   if (!command.needsClient) return command.run(rest, values);
   return command.run(await clientOf(values), rest, values);
