@@ -193,5 +193,11 @@ describe('reads, administration and errors', () => {
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^Usage: hashproof/);
     }
+    // `hashproof help admin` is `hashproof admin --help`: the syntax of each call, --account included.
+    const help = await cli(['help', 'admin']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.equal(help.stdout, (await cli(['admin', '--help'])).stdout);
+    assert.match(help.stdout, /admin keys list <account-id> \| create <account-id> \[--name N\]/);
+    assert.match(help.stdout, /--account <account-id>/);
   });
 });

@@ -16,6 +16,8 @@ Commands:
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
 
+Help on one command: hashproof help <command>, or hashproof <command> --help.
+
 Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help,
   --timeout SECONDS (each try of a request, default 30; 3 tries, a 429 or 503 after its Retry-After)
 Exit codes: 0 success; 1 a proof or log failed a check, or the service refused the request (4xx);

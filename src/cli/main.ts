@@ -122,7 +122,16 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: { needsClient: false, run: (_args, values) => backup(values), usage: HELP.backup },
   restore: { needsClient: false, run: (_args, values) => restore(values), usage: HELP.restore },
+  help: {
+    needsClient: false,
+    run: async ([topic]) => (print(usageOf(topic)), EXIT.ok),
+    usage: 'Usage: hashproof help [command]   (the same as hashproof [command] --help)',
+  },
 };
+
+/** The help of a command, or of the whole command when none (or an unknown one) is named. */
+const usageOf = (name: string | undefined): string =>
+  (name === undefined ? undefined : COMMANDS[name]?.usage) ?? HELP.main;
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -134,8 +143,7 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   const command = name === undefined ? undefined : COMMANDS[name];
-  if (values.help) return (print(command?.usage ?? HELP.main), EXIT.ok);
-  if (name === undefined) return (print(HELP.main), EXIT.ok);
+  if (values.help || name === undefined) return (print(usageOf(name)), EXIT.ok);
   if (command === undefined) throw new UsageError(`unknown command ${name}; see hashproof --help`);
   if (!command.needsClient) return command.run(rest, values);
   return command.run(await clientOf(values), rest, values);
