@@ -8,8 +8,11 @@ import tseslint from 'typescript-eslint';
  * The import boundaries of src/ (docs/architecture.md). Each feature folder is entered only through
  * the files listed here: its service and the schemas it publishes. `core/` and `verify/` are pure and
  * import nothing of the service; `http/` is plumbing and imports no feature; `client/` is the published
- * library and imports only what verifies. Features sit in layers, and none imports a layer above it.
- * The composition root (src/*.ts: context, app, main) and tests may import anything.
+ * library and imports only what verifies. Features sit in layers, and none imports a layer above it;
+ * `platform/` and `db/` sit below them all. The command (`cli/`) has client commands, which import the
+ * client library only, and operator commands, which import the features' public files; `scripts/`
+ * import src/ through its public entry points. The composition root (src/*.ts: context, app, main)
+ * and tests may import anything.
  */
 /** @type {Record<string, string[]>} */
 const PUBLIC = {
@@ -105,7 +108,7 @@ const CLIENT_COMMANDS =
 const OPERATOR_COMMANDS =
   "An operator command imports config.ts, core/, verify/, platform/, db/ and the features' public files only.";
 
-/** scripts/ imports src/ as the operator commands do, plus the client library and the public modules for tools. */
+/** What scripts/ may import of src/: its public entry points, and the module that stores proofs signed elsewhere. */
 const SCRIPTS = {
   folders: ['core', 'verify', 'platform'],
   files: ['config.ts', 'client/client.ts', 'db/index.ts', 'proofs/proofs-import.ts'],
