@@ -61,7 +61,7 @@ of --url (or HASHPROOF_URL).`,
   admin: `Usage: hashproof admin <area> <action> [args] (admin key from SERVICE_ADMIN_KEY)
   admin accounts list | create [--name N] [--owner O]
   admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>   (API keys of accounts)
-  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>
+  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] [--name N] | test <webhook-id>
 The account id may also be given as --account <account-id>, as search takes it.`,
   serve: `Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)
 
