@@ -8,7 +8,8 @@
  * - a block fenced as `sh session` is run; all of a file's session blocks run in order in one bash
  *   (`set -euo pipefail`), so a variable set by one block (`ID=$(… | jq -r .proof.id)`) is there for
  *   the next; `127.0.0.1:8080` and `localhost:8080` are rewritten to the fresh service's address, which
- *   is also HASHPROOF_URL, and `npx hashproof` runs this checkout's command from its sources;
+ *   is also HASHPROOF_URL, and `npm run hashproof --` runs this checkout's command from its sources
+ *   (the sessions run in a folder of their own, where npm would find no package.json);
  * - a block fenced as `json answer` right after a session block is the sample of that block's standard
  *   output, which must be one JSON document of the same shape: the same keys (a key `…` allows others),
  *   the same types, array items like the sample's first; a string with `…` in it stands for any string;
@@ -90,7 +91,7 @@ export async function runSessions(markdown: string, baseUrl: string): Promise<Se
       step.code
         .replaceAll('127.0.0.1:8080', address)
         .replaceAll('localhost:8080', address)
-        .replaceAll('npx hashproof', command),
+        .replaceAll('npm run hashproof --', command),
     ]),
     `printf '\\n${MARK}end${MARK}\\n'`,
   ].join('\n');

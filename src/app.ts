@@ -7,7 +7,7 @@ import { AppError } from './errors.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
-import { ADMIN_PREFIXES } from './http/admin-paths.ts';
+import { adminGuard, collectAdminRoutes } from './http/admin-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -84,6 +84,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // server ignore it instead, so such a request is served like any other (errors in the envelope).
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  // Routes marked `config: { admin: true }`, collected as they are registered: guarded below, their
+  // paths get no CORS grant and are kept from crawlers (robots.txt).
+  const adminRoutes = collectAdminRoutes(app);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
@@ -132,7 +135,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     if (isClosing) void reply.header('Connection', 'close');
   });
 
-  // CORS for every public operation and none of the administrator's; the two option sets are built once.
+  // CORS for every public operation and none of the administrator's (a preflight is answered by a route
+  // of its own, so the path decides too); the two option sets are built once.
   const publicCors = {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST'],
@@ -151,8 +155,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const adminCors = { ...publicCors, origin: false };
   await app.register(cors, {
     delegator: (request, callback) => {
-      const path = request.url ?? '/';
-      callback(null, ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix)) ? adminCors : publicCors);
+      const isAdmin = request.routeOptions.config.admin === true || adminRoutes.covers(request.url);
+      callback(null, isAdmin ? adminCors : publicCors);
     },
   });
   await registerOpenApi(app, {
@@ -189,6 +193,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     });
   }
   app.addHook('onRequest', apiKeys.refuse);
+  app.addHook('onRequest', adminGuard(config.adminKey));
 
   const routes = [
     healthRoutes,

@@ -11,6 +11,7 @@ import {
   notarizeBody,
   testDatabaseUrl,
 } from '../test/helper.ts';
+import { START_TIMEOUT_MS } from '../test/process.ts';
 import { within } from '../test/wait.ts';
 import { deliveredProofId, startWebhookReceiver } from '../test/webhook-receiver.ts';
 import { verifyConsistency } from './core/merkle.ts';
@@ -48,7 +49,8 @@ async function assertConsistent(baseUrl: string, older: Checkpoint, newer: Check
 
 test(
   `SIGKILL at random moments (${KILLS} times) loses no acknowledged proof and no event`,
-  { timeout: 240_000 },
+  // Each of its KILLS + 1 starts may take minutes on a busy machine (START_TIMEOUT_MS).
+  { timeout: 240_000 + (KILLS + 1) * START_TIMEOUT_MS },
   async (t) => {
     const dataDir = makeDataDir();
     const receiver = await startWebhookReceiver();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type TestServer } from './helper.ts';
+import { START_TIMEOUT_MS } from './process.ts';
 
 /**
  * Debian's Chromium driven by playwright-core (headless, no sandbox, no background networking). CI
@@ -22,6 +23,8 @@ export async function launchBrowser(): Promise<Browser> {
   const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
+    // A start may take minutes on a busy machine; a Chromium that exits fails the launch at once.
+    timeout: START_TIMEOUT_MS,
     headless: true,
     viewport: { width: 1280, height: 900 },
     args: [

@@ -53,7 +53,7 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
     },
   };
   try {
-    await healthy(baseUrl, child, () => output);
+    await healthy(baseUrl, child);
   } catch (error) {
     await instance.stop('SIGKILL');
     throw error;

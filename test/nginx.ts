@@ -4,7 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { printed, run, start } from './process.ts';
+import { printed, run, start, START_TIMEOUT_MS } from './process.ts';
 import { within } from './wait.ts';
 import type { ChildProcess } from 'node:child_process';
 
@@ -123,7 +123,7 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   let output = '';
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit');
-  await printed(child, 'start worker process');
+  await printed(child, 'start worker process', START_TIMEOUT_MS);
   return {
     child,
     origin: `https://localhost:${options.httpsPort}`,

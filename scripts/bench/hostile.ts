@@ -33,6 +33,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.ts';
+import { within } from '../../test/wait.ts';
 import { startAttacker } from './hostile/attacker.ts';
 import { ATTACKS, get, type AttackContext } from './hostile/attacks.ts';
 import {
@@ -63,21 +64,6 @@ const HEALTH_INTERVAL_MS = 50;
 const WARM_UP_READS = 3;
 /** The longest wait for the seeded proofs to enter the log. */
 const LOG_WAIT_MS = 20 * 60_000;
-
-/** `promise`, or an error after `ms`; the timer does not outlive it. */
-async function within<T>(ms: number, promise: Promise<T>, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export interface HostileOptions {
   proofs: number;
@@ -114,11 +100,10 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
     service = await startService({ ...env, ...peers.env });
     const { startupMs } = service;
     log(`service up in ${Math.round(startupMs)} ms; waiting for ${options.proofs} proofs in the log`);
-    await within(
-      LOG_WAIT_MS,
-      Promise.race([waitForLogSize(service.url, options.proofs), service.exited]),
-      'the seeded proofs did not enter the log in time',
-    );
+    await within(Promise.race([waitForLogSize(service.url, options.proofs), service.exited]), {
+      what: 'the seeded proofs enter the log',
+      timeoutMs: LOG_WAIT_MS,
+    });
 
     // The client's reads stay under its address's limit: at most 1/1.1 of it per window.
     const getIntervalMs = Math.ceil((1.1 * rateLimit.windowMs) / rateLimit.max);

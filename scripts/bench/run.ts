@@ -6,15 +6,9 @@
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { answers } from '../../test/process.ts';
 import { describeMachine, peakRssMb } from './lib/machine.ts';
-import {
-  benchEnvironment,
-  freePort,
-  startProcess,
-  startService,
-  waitForLogSize,
-  waitForOk,
-} from './lib/service.ts';
+import { benchEnvironment, freePort, startProcess, startService, waitForLogSize } from './lib/service.ts';
 import { measureRoutes } from './run/measure.ts';
 import { formatReport, type BenchOptions, type BenchReport } from './run/report.ts';
 import { benchRoutes, prepareProof } from './run/routes.ts';
@@ -36,11 +30,10 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     const service = running.url;
     // The seeded proofs enter the transparency log first, so its sequencer is idle during the runs.
     await waitForLogSize(service, options.proofs);
-    children.push(startProcess('scripts/bench/bare-server.ts', { PORT: String(barePort) }));
-    await waitForOk(`${bare}/api/proof/notarize`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
+    const bareServer = startProcess('scripts/bench/bare-server.ts', { PORT: String(barePort) });
+    children.push(bareServer);
+    await answers(`${bare}/api/proof/notarize`, bareServer, {
+      init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' },
     });
 
     const { proofId, replayBody } = await prepareProof(service, bare);

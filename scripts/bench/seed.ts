@@ -6,7 +6,7 @@ import { createIdGenerator } from '../../src/core/ids.ts';
 import { hmacSign, signingMessage } from '../../src/core/proof-signature.ts';
 import { signReceipt } from '../../src/core/receipt.ts';
 import { openDatabase } from '../../src/db/index.ts';
-import { insertProofs, type NewProofRow } from '../../src/proofs/proofs-store.ts';
+import { importProofs, type NewProofRow } from '../../src/proofs/proofs-import.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
 import { proofTokenRequest, Tsa } from '../../src/tsa/tsa.ts';
 
@@ -96,10 +96,7 @@ export async function seed(
           tst_format: 'seconds',
         });
       }
-      await database.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < rows.length; i += 500)
-          await insertProofs(trx, database.engine, rows.slice(i, i + 500));
-      });
+      await importProofs(database, rows);
       if ((done / batchSize) % 50 === 0) log(`seeded ${Math.min(count, done + batchSize)} of ${count}`);
     }
   } finally {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.ts';
-import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { defaultEmptyBody } from '../http/validation.ts';
 import {
@@ -17,18 +16,18 @@ import {
 
 /** Administrator endpoints for accounts and API keys (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const security = [{ adminKey: [] }];
+  // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
+  const config = { admin: true };
   const tags = ['administration'];
 
   api.get(
     '/api/accounts',
     {
+      config,
       schema: {
         summary: 'List accounts',
         tags,
-        security,
         response: { 200: { description: 'Every account', ...AccountList }, ...errorResponses(401, 429) },
       },
     },
@@ -38,11 +37,11 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts',
     {
+      config,
       preValidation: defaultEmptyBody,
       schema: {
         summary: 'Create an account',
         tags,
-        security,
         body: CreateAccountBody,
         response: {
           201: { description: 'The account', ...AccountResponse },
@@ -59,10 +58,10 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.get(
     '/api/accounts/:id/api-keys',
     {
+      config,
       schema: {
         summary: "List an account's API keys (redacted: never the raw key)",
         tags,
-        security,
         params: IdParams,
         response: { 200: { description: 'The keys', ...ApiKeyList }, ...errorResponses(401, 404, 429) },
       },
@@ -73,11 +72,11 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts/:id/api-keys',
     {
+      config,
       preValidation: defaultEmptyBody,
       schema: {
         summary: 'Create an API key; the raw key is in this response only',
         tags,
-        security,
         params: IdParams,
         body: CreateApiKeyBody,
         response: {
@@ -96,10 +95,10 @@ export async function accountsRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/api-keys/:id/revoke',
     {
+      config,
       schema: {
         summary: 'Revoke an API key (idempotent); it is refused from now on',
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'The revoked key', ...ApiKeyResponse },

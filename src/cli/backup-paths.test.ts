@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
-import { BackupRefused, pathProblem } from './backup-manifest.ts';
-import { openListed } from './backup-files.ts';
+import { BackupRefused, pathProblem } from './operator/backup-manifest.ts';
+import { openListed } from './operator/backup-files.ts';
 
 // The path rule of `hashproof restore` for every file backup.json lists: a plain relative path inside
 // the backup folder, reached through no symbolic link.

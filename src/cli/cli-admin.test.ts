@@ -20,6 +20,34 @@ describe('reads, administration and errors', () => {
     assert.match(found.stdout, new RegExp(stamped.proof.id));
   });
 
+  test('show takes a proof id or a URL ending in one, and names those forms for anything else (exit 2)', async () => {
+    const file = path.join(work, 'shown.txt');
+    writeFileSync(file, 'shown content');
+    const { proof, url } = JSON.parse((await cli(['stamp', file, '--json'])).stdout);
+    for (const ref of [proof.id, url, `${url}/badge.svg`, `${new URL(url).origin}/api/proofs/${proof.id}`]) {
+      const shown = await cli(['show', ref, '--json']);
+      assert.equal(shown.code, 0, `${ref}: ${shown.stderr}`);
+      assert.equal(JSON.parse(shown.stdout).id, proof.id, ref);
+    }
+    // An id with more after it, a short one, or one inside other text names no proof.
+    for (const ref of [
+      `${proof.id}XYZ`,
+      'proof_NOPE',
+      proof.id.toLowerCase(),
+      `see ${proof.id}`,
+      `${url}/x`,
+    ]) {
+      const refused = await cli(['show', ref]);
+      assert.equal(refused.code, 2, `${ref}: ${refused.stdout}`);
+      assert.equal(
+        refused.stderr,
+        'hashproof: show takes a proof id (proof_ and 26 capital letters and digits, as in ' +
+          "proof_01JZ8Q3W6X2Y4Z5A6B7C8D9E0F) or a proof's page, badge or API URL ending in one; " +
+          `got ${JSON.stringify(ref)}\n`,
+      );
+    }
+  });
+
   test('--out writes the proof document where it says; --api-key wins over HASHPROOF_API_KEY', async () => {
     const env = { SERVICE_ADMIN_KEY: ADMIN_KEY };
     const account = JSON.parse(
@@ -120,6 +148,21 @@ describe('reads, administration and errors', () => {
     assert.equal(JSON.parse(stamped.stdout).proof.accountId, account.id);
     const listed = await cli(['admin', 'keys', 'list', account.id], { env });
     assert.ok(!listed.stdout.includes(created.key), 'listings never show the raw key');
+    // The account id may be given as --account, as search takes it (hashproof admin --help, docs/cli.md).
+    const flagged = await cli(['admin', 'keys', 'create', '--account', account.id, '--name', 'ci'], { env });
+    assert.equal(flagged.code, 0, flagged.stderr);
+    const { apiKey } = JSON.parse(flagged.stdout);
+    assert.equal(apiKey.name, 'ci');
+    const byFlag = await cli(['admin', 'keys', 'list', '--account', account.id], { env });
+    assert.deepEqual(
+      JSON.parse(byFlag.stdout)
+        .apiKeys.map((k: { id: string }) => k.id)
+        .sort(),
+      [created.apiKey.id, apiKey.id].sort(),
+    );
+    const twoIds = await cli(['admin', 'keys', 'list', account.id, '--account', 'acct_other'], { env });
+    assert.equal(twoIds.code, 2);
+    assert.match(twoIds.stderr, /two account ids/);
     const revoked = await cli(['admin', 'keys', 'revoke', created.apiKey.id], { env });
     assert.equal(JSON.parse(revoked.stdout).apiKey.status, 'revoked');
     const refused = await cli(['stamp', file], { env: { HASHPROOF_API_KEY: created.key } });
@@ -150,5 +193,11 @@ describe('reads, administration and errors', () => {
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^Usage: hashproof/);
     }
+    // `hashproof help admin` is `hashproof admin --help`: the syntax of each call, --account included.
+    const help = await cli(['help', 'admin']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.equal(help.stdout, (await cli(['admin', '--help'])).stdout);
+    assert.match(help.stdout, /admin keys list <account-id> \| create <account-id> \[--name N\]/);
+    assert.match(help.stdout, /--account <account-id>/);
   });
 });

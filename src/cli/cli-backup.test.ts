@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import {
@@ -259,3 +259,36 @@ test(
     }
   },
 );
+
+test('backup run away from the service names the database it looked for and leaves no folder behind', async () => {
+  const elsewhere = scratch();
+  const out = path.join(scratch(), 'backup');
+  const made = await run(process.execPath, [CLI, 'backup', '--out', out], {
+    cwd: elsewhere,
+    env: { PATH: process.env.PATH! },
+  });
+  assert.equal(made.code, 2, made.stderr);
+  assert.match(
+    made.stderr,
+    new RegExp(`^hashproof: no database at ${path.join(elsewhere, 'data', 'hashproof.db')} \\(DATABASE_URL`),
+  );
+  assert.equal(existsSync(out), false);
+});
+
+test('a backup that fails part way leaves nothing: a folder it made goes, one that was there is empty again', async () => {
+  const dir = scratch();
+  const env = { ...machine(dir), LOG_STATE_DIR: path.join(dir, 'log-state') };
+  const keys = await hashproof(['keys', 'init'], env);
+  assert.equal(keys.code, 0, keys.stderr);
+  // The keys are copied first; then the database cannot be read.
+  writeFileSync(path.join(dir, 'hashproof.db'), 'not a database');
+  const out = path.join(scratch(), 'backup');
+  const failed = await hashproof(['backup', '--out', out], env);
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.match(failed.stderr, /cannot copy the database .*hashproof\.db \(DATABASE_URL\)/);
+  assert.equal(existsSync(out), false);
+  mkdirSync(out);
+  const again = await hashproof(['backup', '--out', out], env);
+  assert.equal(again.code, 1, again.stderr);
+  assert.deepEqual(readdirSync(out), []);
+});

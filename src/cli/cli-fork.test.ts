@@ -7,7 +7,7 @@ import { startAlteringProxy } from '../../test/altering-proxy.ts';
 import { startHostileApi } from '../../test/hostile-api.ts';
 import { backUp, type Backup } from '../../test/db-backup.ts';
 import { api, makeDataDir, notarizeBody, startServer, type TestServer } from '../../test/helper.ts';
-import { finished, printed, run, start, type Run } from '../../test/process.ts';
+import { finished, printed, run, start, START_TIMEOUT_MS, type Run } from '../../test/process.ts';
 import { eventually } from '../../test/wait.ts';
 import { leafHash } from '../core/merkle.ts';
 import { formatVerifierKey } from '../core/signed-note.ts';
@@ -169,7 +169,8 @@ describe('a command that has seen a log', () => {
       env: { PATH: process.env.PATH, HASHPROOF_URL: a.baseUrl, HASHPROOF_STATE_DIR: state },
     });
     try {
-      await printed(child, `size ${size}, root`);
+      // Its first line comes once the command has started: a start may take minutes on a busy machine.
+      await printed(child, `size ${size}, root`, START_TIMEOUT_MS);
       const next = printed(child, `size ${size + 2}, root`);
       await growTo(a, size + 2);
       assert.match(

@@ -75,6 +75,15 @@ describe('the command explains what is wrong', () => {
     assert.match(missing.stderr, /no such file: .*nope\.txt/);
     assert.doesNotMatch(missing.stderr, /ENOENT/);
 
+    // A key manifest to pin that is not there: the file to verify is fine, the --keys file is named.
+    const kept = path.join(work, 'kept.txt');
+    writeFileSync(kept, 'kept content');
+    assert.equal((await cli(['stamp', kept])).code, 0);
+    const noKeys = await cli(['verify', kept, '--keys', path.join(work, 'nosuch.json')]);
+    assert.equal(noKeys.code, 2);
+    assert.match(noKeys.stderr, /^hashproof: --keys .*nosuch\.json: no such file \(save the service's/);
+    assert.doesNotMatch(noKeys.stderr, /ENOENT|\n\s+at /);
+
     const lonely = path.join(work, 'lonely.txt');
     writeFileSync(lonely, 'never stamped');
     const noProof = await cli(['verify', lonely]);

@@ -1,7 +1,5 @@
-import { MONITOR_HELP } from './monitor.ts';
-
 /** The help of each command (`hashproof <command> --help`), and of the command itself. */
-export const HELP: Record<string, string> = {
+export const HELP = {
   main: `hashproof: timestamped proofs of SHA-256 hashes
 
 Usage: hashproof <command> [options]
@@ -9,7 +7,7 @@ Usage: hashproof <command> [options]
 Commands:
   stamp <file|dir|->…     hash files locally and create one proof per file (writes <file>.proof.json)
   verify <file> [proof]   check a file against its proof (offline; --online also asks the service)
-  show <proof-id|url>     print a proof
+  show <proof-id|url>     print a proof (its id, or its page or badge URL)
   search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
   admin <area> <action>   accounts, API keys and webhooks, over HTTP (needs SERVICE_ADMIN_KEY)
   serve                   run the service (--port, --database, --mode)
@@ -17,6 +15,8 @@ Commands:
   monitor                 follow the service's log: signatures, consistency, entries against tiles
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
+
+Help on one command: hashproof help <command>, or hashproof <command> --help.
 
 Common options: --url (or HASHPROOF_URL, default http://127.0.0.1:8080), --json, --help,
   --timeout SECONDS (each try of a request, default 30; 3 tries, a 429 or 503 after its Retry-After)
@@ -50,13 +50,19 @@ checkpoint of it seen before, and saves the proof's anchors into the proof file 
 Outside roots make anchors count: --tsa-roots (a PEM file of the authorities' own roots) for RFC 3161
 tokens, --bitcoin-headers (an Esplora-compatible API) for Bitcoin attestations; without them an anchor
 is reported, not counted. Exit 3 when a check could not be made (no answer, timeout, 429 or 5xx).`,
-  show: 'Usage: hashproof show <proof-id|proof-url> [--json]',
+  show: `Usage: hashproof show <proof-id | proof-url> [--json]
+
+Prints a proof. It is named by its id (proof_ and 26 capital letters and digits, as in
+proof_01JZ8Q3W6X2Y4Z5A6B7C8D9E0F) or by a URL ending in it: its page (…/proof/<id>), its badge
+(…/proof/<id>/badge.svg) or its API document (…/api/proofs/<id>). The proof is read from the service
+of --url (or HASHPROOF_URL).`,
   search:
     'Usage: hashproof search [--q TEXT] [--content-hash H] [--file F] [--account ID] [--limit N] [--json]',
   admin: `Usage: hashproof admin <area> <action> [args] (admin key from SERVICE_ADMIN_KEY)
   admin accounts list | create [--name N] [--owner O]
   admin keys list <account-id> | create <account-id> [--name N] | revoke <key-id>   (API keys of accounts)
-  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] | test <webhook-id>`,
+  admin webhooks list <account-id> | create <account-id> --webhook-url U [--events a,b] [--name N] | test <webhook-id>
+The account id may also be given as --account <account-id>, as search takes it.`,
   serve: `Usage: hashproof serve [--port P] [--database URL] [--mode demo|x402]  (the same as npm start)
 
 SIGINT and SIGTERM stop the service (in-flight requests finish); SIGHUP makes it read its signing keys
@@ -76,7 +82,16 @@ of accounts: those are hashproof admin keys, over HTTP.
   export-public [--out F] [--public-base-url URL]
                                  the public key manifest, as GET /.well-known/hashproof-keys.json serves it
 See docs/operations.md, "Rotating signing keys".`,
-  monitor: MONITOR_HELP,
+  monitor: `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--max-entries N] [--keys manifest.json] [--timeout S]
+
+Follows the service's transparency log. For each new checkpoint it checks the signature with the log
+key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
+(remembered in HASHPROOF_STATE_DIR), and that the entries added since the last check hash to the
+log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoint checked and looks
+again every --interval-ms (default 60000); --once looks once. A pass checks at most --max-entries
+entries (default 100000; the rest at the next pass, as its line says), in bounded memory whatever the
+log's size. Exits 1 at the first failure (a fork is "log fork detected: …"), 0 after --once when
+everything held, 3 when the log could not be checked (with --once; else it looks again later).`,
   backup: `Usage: hashproof backup --out <dir>
 
 Copies, into an empty directory (0700, files 0600): the record of the log's latest published checkpoint
@@ -92,4 +107,4 @@ already there stays the one that counts), and the embedded database into DATABAS
 replaces an existing one). Every file is checked against backup.json first. A database older than
 what the log published since is refused by the service on start (/health says why): see
 docs/operations.md.`,
-};
+} satisfies Record<string, string>;

@@ -1,4 +1,5 @@
 import type { ClientEvmSigner } from '@x402/evm';
+import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { tilePath } from '../core/tlog-tiles.ts';
 import type { ProofAnchors } from '../verify/anchor-checks.ts';
 import { adminCalls } from './admin-calls.ts';
@@ -242,7 +243,7 @@ export function createClient(options: ClientOptions) {
   return {
     baseUrl: base,
     notarize: (input: NotarizeInput) =>
-      call<NotarizeResult>('POST', '/api/proof/notarize', {
+      call<NotarizeResult>('POST', NOTARIZE_PATH, {
         body: input,
         headers: keyHeaders(),
         isIdempotent: true,

@@ -1,7 +1,12 @@
 import { monotonicFactory } from 'ulid';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
-const PROOF_ID_PATTERN = new RegExp(`^proof_${ULID}$`);
+/**
+ * A proof id: `proof_` and a ULID. Unanchored, to find one inside a link as well; `^…$` matches a
+ * whole string.
+ */
+export const PROOF_ID_PATTERN = `proof_${ULID}`;
+const PROOF_ID = new RegExp(`^${PROOF_ID_PATTERN}$`);
 
 /** Identifier prefixes: one per resource, so an id says what it names. */
 type IdPrefix = 'proof' | 'acct' | 'key' | 'wh' | 'evt' | 'task' | 'dlv';
@@ -34,7 +39,7 @@ function pooledRandom(): () => number {
 }
 
 export function isProofId(value: string): boolean {
-  return PROOF_ID_PATTERN.test(value);
+  return PROOF_ID.test(value);
 }
 
 /**

@@ -26,17 +26,30 @@ export interface PaymentRecord {
   amount: string;
 }
 
+/** A settled payment: what the proof records, and the receipt the payer gets back. */
+export interface Settlement {
+  record: PaymentRecord;
+  /** The receipt as the protocol sends it to the payer (x402: the value of the PAYMENT-RESPONSE header). */
+  response: string;
+}
+
 /**
  * The payment port: how the proofs service takes the payment of a paid request, whatever protocol
  * carries it (the x402 gate in payments/ implements it). `authorization` is what the request claims;
- * `verify` has it checked (nothing moves yet) and throws when it is refused. Then the proof is prepared
- * (id, time, signatures, token), `settle` takes the payment, and the proof records what it returns and
- * is committed only after.
+ * `verify` has it checked (nothing moves yet) and throws when it is refused.
  */
 export interface Payment {
   readonly authorization: PaymentAuthorization;
-  verify(): Promise<void>;
-  settle(): Promise<PaymentRecord>;
+  verify(): Promise<VerifiedPayment>;
+}
+
+/**
+ * A payment its facilitator checked. `settle` takes it, once the proofs it pays for are prepared; they
+ * are committed only after. A refusal (nothing moved) throws 402 `payment_required`; any other failure
+ * leaves the outcome unknown (the payment may still land).
+ */
+export interface VerifiedPayment {
+  settle(): Promise<Settlement>;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;

@@ -155,6 +155,8 @@ describe('slow and oversized requests', () => {
     for (const res of [declared, chunked]) {
       assert.equal(res.status, 413, res.text);
       assert.equal(res.body?.error?.code, 'payload_too_large');
+      // The limit told is this route's (a time-stamp query has another).
+      assert.equal(res.body?.error?.message, 'The request body is too large: at most 131072 bytes (128 KiB)');
     }
     assert.equal((await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody() })).status, 200);
   });

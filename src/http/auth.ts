@@ -1,5 +1,4 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { secretsEqual } from '../core/secrets.ts';
 import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
@@ -28,7 +27,6 @@ export function refusedApiKey(): AppError {
 }
 
 const API_KEY_HEADER = 'x-service-key';
-const ADMIN_KEY_HEADER = 'x-service-admin-key';
 
 /**
  * API keys on every route: identify the key first, so the rate limit counts a verified key's requests in
@@ -67,17 +65,4 @@ export function requireScope(request: FastifyRequest, scope: string): ApiKeyPrin
     throw new AppError('forbidden', `This API key lacks the scope ${scope}`, { requiredScope: scope });
   }
   return key;
-}
-
-/**
- * Administrator routes: X-Service-Admin-Key must equal SERVICE_ADMIN_KEY, compared in constant time.
- * With no admin key configured, every administrator call is refused.
- */
-export function adminGuard(adminKey: string | undefined): onRequestAsyncHookHandler {
-  return async (request) => {
-    const given = request.headers[ADMIN_KEY_HEADER];
-    if (adminKey === undefined || typeof given !== 'string' || !secretsEqual(given, adminKey)) {
-      throw new AppError('unauthorized', 'This endpoint needs a valid X-Service-Admin-Key header');
-    }
-  };
 }

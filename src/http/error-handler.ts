@@ -12,11 +12,6 @@ const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
     code: 'invalid_json',
     message: 'The request body is empty; send a JSON object',
   },
-  FST_ERR_CTP_BODY_TOO_LARGE: {
-    code: 'payload_too_large',
-    message:
-      'The request body is too large: at most 131072 bytes (128 KiB) of JSON, or 1024 bytes for a time-stamp query',
-  },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'unsupported_media_type',
     message: 'Send the body as application/json',
@@ -41,10 +36,22 @@ const BY_STATUS: Record<number, ErrorCode> = {
   503: 'service_unavailable',
 };
 
-/** Turns anything thrown into the AppError a client may see. Nothing internal leaks from a 5xx. */
-function toAppError(error: unknown): AppError {
+/** `131072` → `131072 bytes (128 KiB)`. */
+function describeBytes(bytes: number): string {
+  return bytes >= 2048 && bytes % 1024 === 0 ? `${bytes} bytes (${bytes / 1024} KiB)` : `${bytes} bytes`;
+}
+
+/**
+ * Turns anything thrown into the AppError a client may see. Nothing internal leaks from a 5xx. A body
+ * over its limit is told the limit of its route, which the route (or the server's default) sets.
+ */
+function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = describeBytes(request.routeOptions.bodyLimit);
+    return new AppError('payload_too_large', `The request body is too large: at most ${limit}`);
+  }
   if (fastifyError.validation) {
     const errors = describeValidationErrors(
       fastifyError.validation,
@@ -79,7 +86,7 @@ function toAppError(error: unknown): AppError {
 }
 
 function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const appError = toAppError(error);
+  const appError = toAppError(error, request);
   if (appError.statusCode >= 500) {
     request.log.error({ err: error, code: appError.code }, 'request failed');
     if (appError.code === 'internal_error') appError.details.requestId = request.id;

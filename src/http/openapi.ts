@@ -21,7 +21,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'The key lacks the scope (`forbidden`)',
   404: 'Not found (`not_found`)',
   409: 'Conflict (`idempotency_key_in_use`, `not_yet_integrated`)',
-  413: 'Body larger than 128 KiB (`payload_too_large`)',
+  413: 'Body larger than the operation accepts (`payload_too_large`)',
   415: 'Body is not JSON (`unsupported_media_type`)',
   422: 'Idempotency key reused with other content (`idempotency_key_reused`)',
   429: 'Rate limited (`rate_limited`); see Retry-After',

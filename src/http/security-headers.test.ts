@@ -9,7 +9,6 @@ import {
   type TestServer,
 } from '../../test/helper.ts';
 import { rawRequest } from '../../test/raw-http.ts';
-import { ADMIN_PREFIXES } from './admin-paths.ts';
 
 const SECURITY_HEADERS = [
   'content-security-policy',
@@ -111,7 +110,7 @@ describe('CORS', () => {
       Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path })),
     );
   });
-  const isAdmin = (path: string) => ADMIN_PREFIXES.some((prefix) => path.startsWith(prefix));
+  const isAdmin = (path: string) => server.app.adminRoutes.covers(path);
   const preflight = (path: string, method: string) =>
     api(server.baseUrl, path.replace(/\{[^}]+\}/g, 'x1'), {
       method: 'OPTIONS',

@@ -22,6 +22,7 @@ import { TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 export type { LeafSource } from './leaf-source.ts';
 export type { SignedCheckpoint } from './log-store.ts';
+export { isLogRecordName } from './log-state.ts';
 /**
  * How long a checkpoint read from the store answers for the newest one. Within an instance the
  * sequencer hands over each checkpoint it signs at once; this only bounds how late a checkpoint signed

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { ServiceMetrics } from './metrics.ts';
 
@@ -24,8 +23,7 @@ export async function metricsRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.get(
     '/metrics',
     {
-      config: { rateLimit: false },
-      onRequest: adminGuard(ctx.config.adminKey),
+      config: { rateLimit: false, admin: true },
       schema: {
         summary: 'Prometheus metrics of this instance (administrators; or on METRICS_PORT without a key)',
         tags: ['service'],

@@ -16,7 +16,7 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
-import { killGroup, run, start } from '../../test/process.ts';
+import { answers, killGroup, run, start } from '../../test/process.ts';
 import { eventually } from '../../test/wait.ts';
 
 /** The value of one sample of a Prometheus text exposition, or undefined when absent. */
@@ -119,6 +119,7 @@ describe('metrics', () => {
       { detached: true },
     );
     try {
+      await answers(`http://127.0.0.1:${port}/-/ready`, prometheus);
       const query = encodeURIComponent('hashproof_proofs_total{outcome="created"}');
       const answer = await eventually(
         async () => {

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { NOTARIZE_PATH } from '../core/api-paths.ts';
 
 /**
  * The service's Prometheus metrics (docs/operations.md, "Metrics"), one registry per instance: what
@@ -46,8 +47,6 @@ export interface ObservedRequest {
   paymentSent: boolean;
   paymentSettled: boolean;
 }
-
-const NOTARIZE = '/api/proof/notarize';
 
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -114,11 +113,11 @@ export class ServiceMetrics {
     const route = request.route ?? 'unmatched';
     this.#requests.inc({ method: request.method, route, status: String(request.status) });
     this.#durations.observe({ method: request.method, route }, request.seconds);
-    if (route === NOTARIZE && request.status === 200)
+    if (route === NOTARIZE_PATH && request.status === 200)
       this.#proofs.inc({ outcome: request.replayed ? 'replayed' : 'created' });
     if (request.paymentSettled && request.status === 200) this.#payments.inc({ outcome: 'settled' });
     else if (request.paymentSent && request.status === 402) this.#payments.inc({ outcome: 'refused' });
-    else if (request.status === 502 && route === NOTARIZE) this.#payments.inc({ outcome: 'failed' });
+    else if (request.status === 502 && route === NOTARIZE_PATH) this.#payments.inc({ outcome: 'failed' });
   }
 
   /** Counts a webhook delivery attempt (the dispatcher's onAttempt). */

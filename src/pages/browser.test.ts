@@ -21,6 +21,21 @@ function writeFile(name: string, content: string | Buffer): { file: string; hash
 
 describe('in a real browser', () => {
   test(
+    'the demo shows no link to a proof before there is one: nothing marked hidden shows',
+    TIMEOUT,
+    async () => {
+      const { page, errors } = await openTab();
+      await page.goto(`${bench.server.baseUrl}/demo`);
+      const hidden = page.locator('[hidden]');
+      assert.ok((await hidden.count()) > 0);
+      assert.equal(await page.locator('#demo-proof').isVisible(), false);
+      for (const element of await hidden.all()) assert.equal(await element.isVisible(), false);
+      assert.deepEqual(errors, []);
+      await page.close();
+    },
+  );
+
+  test(
     'the demo hashes a real file locally, creates a proof and opens a page with the right hash',
     TIMEOUT,
     async () => {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { ADMIN_PREFIXES } from '../http/admin-paths.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import type { ProofHeadline } from '../stats/stats-service.ts';
@@ -87,11 +86,12 @@ function renderLlmsTxt(facts: Facts): string {
   return lines.join('\n') + '\n';
 }
 
-function renderRobotsTxt(facts: Facts): string {
+/** Crawlers may read everything but the administrator routes' paths. */
+function renderRobotsTxt(facts: Facts, adminPrefixes: readonly string[]): string {
   return [
     'User-agent: *',
     'Allow: /',
-    ...ADMIN_PREFIXES.map((prefix) => `Disallow: ${prefix}`),
+    ...adminPrefixes.map((prefix) => `Disallow: ${prefix}`),
     '',
     `Sitemap: ${facts.url('/sitemap.xml')}`,
     '',
@@ -146,7 +146,7 @@ export async function crawlerFileRoutes(app: FastifyInstance, ctx: AppContext): 
     (_r, reply) => reply.type(text).send(renderLlmsTxt(facts())),
   );
   app.get('/robots.txt', file('Crawler rules (RFC 9309)', 'text/plain'), (_r, reply) =>
-    reply.type(text).send(renderRobotsTxt(facts())),
+    reply.type(text).send(renderRobotsTxt(facts(), app.adminRoutes.prefixes)),
   );
   app.get(
     '/sitemap.xml',

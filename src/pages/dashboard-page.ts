@@ -1,9 +1,9 @@
 import type { Config } from '../config.ts';
-import { CREATED_VIA, type CreatedVia, type DashboardSummary } from '../stats/stats-service.ts';
+import { PAID_VIA, type DashboardSummary, type PaidVia } from '../stats/stats-service.ts';
 import { formatCount, formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 
-const VIA_NAMES: Record<CreatedVia, string> = {
+const VIA_NAMES: Record<PaidVia, string> = {
   demo: 'Demo (free)',
   x402: 'Paid with x402',
   api_key: 'API key',
@@ -46,11 +46,20 @@ function dailyChart(daily: DashboardSummary['daily']): SafeHtml {
   </svg>`;
 }
 
+/**
+ * A row's share of all proofs, in whole percent. A share that is neither none nor all never shows as
+ * 0 % or 100 %: one proof in a thousand is "<1%", all but one ">99%".
+ */
+export function formatShare(count: number, total: number): string {
+  if (count === 0 || total === 0) return '0%';
+  if (count >= total) return '100%';
+  const percent = Math.round((count / total) * 100);
+  return percent === 0 ? '<1%' : percent === 100 ? '>99%' : `${percent}%`;
+}
+
 /** `/dashboard`: the figures of /api/dashboard/summary, server-rendered. */
 export function renderDashboard(config: Config, summary: DashboardSummary): string {
   const { proofs } = summary;
-  const share = (count: number) =>
-    proofs.total === 0 ? '0%' : `${Math.round((count / proofs.total) * 100)}%`;
   const body = html` <h1>Dashboard</h1>
     <p class="lead">
       Live figures of this instance, as of
@@ -107,12 +116,12 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
           </tr>
         </thead>
         <tbody>
-          ${CREATED_VIA.map(
+          ${PAID_VIA.map(
             (via) =>
               html`<tr>
                 <td>${VIA_NAMES[via]} <code>${via}</code></td>
                 <td class="num">${formatCount(proofs.byCreatedVia[via])}</td>
-                <td class="num">${share(proofs.byCreatedVia[via])}</td>
+                <td class="num">${formatShare(proofs.byCreatedVia[via], proofs.total)}</td>
               </tr>`,
           )}
         </tbody>
@@ -130,7 +139,7 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
                   html`<li>
                     <a class="proof-label" href="/proof/${proof.id}">${proof.label}</a>
                     <span class="proof-meta"
-                      ><span class="tag">${proof.createdVia}</span>
+                      ><span class="tag">${proof.paidVia}</span>
                       <time datetime="${proof.timestamp}">${formatUtc(proof.timestamp)}</time></span
                     >
                   </li>`,

@@ -14,7 +14,7 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
       schema: {
         summary: 'Dashboard summary',
         description:
-          'Proofs today (UTC), in the last 7 days and in total, by how they were created (`demo`, `x402`, ' +
+          'Proofs today (UTC), in the last 7 days and in total, by how they were paid for (`demo`, `x402`, ' +
           '`api_key`), per day for the last two weeks, and the newest proofs.',
         tags: ['service'],
         response: { 200: { description: 'The summary', ...DashboardSummary }, ...errorResponses(429) },
@@ -27,8 +27,9 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
         ok: true,
         mode: ctx.config.paymentMode,
         ...summary,
-        recent: summary.recent.map((proof) => ({
+        recent: summary.recent.map(({ paidVia, ...proof }) => ({
           ...proof,
+          createdVia: paidVia,
           url: absoluteUrl(ctx.config, `/proof/${proof.id}`),
         })),
       };

@@ -269,7 +269,11 @@ const Headline = Type.Object({
   label: Type.String(),
   contentHash: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  createdVia: Type.String({ description: '`demo`, `x402` or `api_key`.' }),
+  createdVia: Type.String({
+    description:
+      'How the proof was paid for: `demo` (free, in demo mode), `x402` (paid through x402) or `api_key` ' +
+      "(an account's API key).",
+  }),
   url: Url,
 });
 

@@ -193,12 +193,16 @@ describe('dashboard', () => {
               payloadDigest: 'd'.repeat(64),
               validBeforeMs: today + 7_200_000 + 300_000,
             },
-            verify: async () => {},
-            settle: async () => ({
-              network: 'eip155:8453',
-              payer: '0x' + '1'.repeat(40),
-              transaction: '0x' + 'f'.repeat(64),
-              amount: '5000',
+            verify: async () => ({
+              settle: async () => ({
+                record: {
+                  network: 'eip155:8453',
+                  payer: '0x' + '1'.repeat(40),
+                  transaction: '0x' + 'f'.repeat(64),
+                  amount: '5000',
+                },
+                response: 'receipt',
+              }),
             }),
           },
         },

@@ -1,15 +1,17 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../context.ts';
+import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { signingMessage } from '../core/proof-signature.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import type { Capabilities, PaymentTerms } from './document-schemas.ts';
 import { absoluteUrl, limits, paymentTerms, type Limits } from './offering.ts';
 
+export { NOTARIZE_PATH };
+
 export const SERVICE_NAME = 'hashproof';
 export const SERVICE_SUMMARY =
   'Signed, timestamped proofs that a SHA-256 hash existed at a given time. You hash your file or result ' +
   'yourself and send only the hash, a short label and an idempotency key; the content never reaches the service.';
-export const NOTARIZE_PATH = '/api/proof/notarize';
 
 /** Everything the public documents state, gathered once per request from the live service. */
 export interface Facts {

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { DashboardSummary, ProofHeadline } from '../stats/stats-service.ts';
-import { SERVICE_SUMMARY, type Facts } from './facts.ts';
+import { NOTARIZE_PATH, SERVICE_SUMMARY, type Facts } from './facts.ts';
 import { formatCount, formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { priceSentence, SITE_PAGES } from './offering.ts';
@@ -130,7 +130,7 @@ export function renderDemo(facts: Facts): string {
           This instance charges ${priceSentence(terms)}. This page cannot pay: an x402 client or agent sends
           this request, answers the <code>402</code> challenge and repeats it with the payment.
         </p>
-        <pre class="code"><code>POST ${facts.url('/api/proof/notarize')}
+        <pre class="code"><code>POST ${facts.url(NOTARIZE_PATH)}
 {"contentHash": "<span data-fill-hash>(pick a file first)</span>", "label": "…", "idempotencyKey": "…"}</code></pre>
         <p>
           <a href="/pricing">Pricing and terms</a> · <a href="/.well-known/x402">x402 discovery document</a> ·

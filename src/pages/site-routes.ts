@@ -53,9 +53,8 @@ export async function sitePageRoutes(app: FastifyInstance, ctx: AppContext): Pro
     },
     async (request, reply) => {
       const q = request.query.q?.trim() ?? '';
-      const hash = /^sha256:[a-fA-F0-9]{64}$/.test(q) ? q.toLowerCase() : undefined;
       // The same matching as /api/proofs/search?q=.
-      const filter = q === '' ? {} : { q: { text: q, folded: q.toLowerCase(), hash } };
+      const filter = q === '' ? {} : { q };
       const { proofs, nextCursor } = await ctx.proofs.list(filter, LIST_PAGE_SIZE, request.query.cursor);
       return sendHtml(
         reply,

@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
+import { sql } from 'kysely';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createClient } from '../client/client.ts';
 import { api, makeDataDir } from '../../test/helper.ts';
@@ -162,6 +163,41 @@ describe('paying with the official client on a local Base chain', () => {
     assert.ok(res.headers.get('payment-required'), 'a fresh challenge to pay again');
     assert.equal(await proofsOf(request.contentHash as string), 0);
     assert.equal(await chain.balanceOf(wallet.address), 1_000_000n);
+  });
+
+  test('settled, then the proof is not stored: the answer carries the receipt, the log the payment', async (t) => {
+    const { db, engine } = server.ctx.database;
+    // The store refuses every proof from now on: the payment settles, the commit fails.
+    if (engine === 'sqlite') {
+      await sql`create trigger refuse_proofs before insert on proofs begin select raise(abort, 'refused'); end`.execute(
+        db,
+      );
+      t.after(() => sql`drop trigger refuse_proofs`.execute(db));
+    } else {
+      await sql`create function refuse_proofs() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(
+        db,
+      );
+      await sql`create trigger refuse_proofs before insert on proofs for each row execute function refuse_proofs()`.execute(
+        db,
+      );
+      t.after(async () => {
+        await sql`drop trigger refuse_proofs on proofs`.execute(db);
+        await sql`drop function refuse_proofs()`.execute(db);
+      });
+    }
+    const wallet = await chain.fundedWallet(1_000_000n);
+    const request = body();
+    const res = await postPaid(await signedPayment(wallet), request);
+    assert.ok(res.status >= 500, String(res.status));
+    const header = res.headers.get('payment-response') ?? '';
+    const receipt = decodePaymentResponseHeader(header);
+    assert.equal(receipt.success, true);
+    assert.equal(await chain.balanceOf(wallet.address), 1_000_000n - PRICE_UNITS, 'the money moved');
+    assert.equal(await proofsOf(request.contentHash as string), 0);
+    const isReconciliation = (line: string) => line.includes('payment settled but the proof was not stored');
+    const lines = await server.logged((all) => all.some(isReconciliation), 'the reconciliation line');
+    const line = JSON.parse(lines.find(isReconciliation) ?? '{}');
+    assert.equal(line.payment, header, 'the operator reconciles from the receipt the payer got');
   });
 });
 

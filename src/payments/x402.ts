@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { HTTPFacilitatorClient, x402HTTPResourceServer, type HTTPRequestContext } from '@x402/core/http';
+import {
+  encodePaymentResponseHeader,
+  HTTPFacilitatorClient,
+  x402HTTPResourceServer,
+  type HTTPRequestContext,
+} from '@x402/core/http';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
@@ -28,7 +33,7 @@ import {
   validityProblem,
   type Payment,
   type PaymentAuthorization,
-  type PaymentRecord,
+  type Settlement,
 } from '../core/payment-authorization.ts';
 
 /** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
@@ -36,16 +41,8 @@ const MAX_TIMEOUT_SECONDS = 300;
 /** How far the payer's clock may be ahead of ours when it sets `validBefore`. */
 const CLOCK_SKEW_SECONDS = 30;
 
-/**
- * One request's x402 payment, as the proofs service takes it (its payment port): verify, then settle.
- * Once settled, `settledHeaders` holds the PAYMENT-RESPONSE header the route sends with its answer.
- */
-interface RequestPayment extends Payment {
-  readonly settledHeaders: Record<string, string> | undefined;
-}
-
-/** A payment the facilitator verified, waiting for its proof to be prepared before it is settled. */
-interface VerifiedPayment {
+/** What the facilitator verified, kept for the settlement of the same payment. */
+interface VerifiedTerms {
   payload: PaymentPayload;
   requirements: PaymentRequirements;
   extensions: Record<string, unknown> | undefined;
@@ -186,25 +183,18 @@ export class PaymentGate {
     request.payment = { payload, authorization };
   }
 
-  /** The payment an admitted request carries, for the proofs service to verify and settle. */
-  paymentOf(request: FastifyRequest): RequestPayment | undefined {
+  /**
+   * The payment an admitted request carries (the payment port), for the proofs service to verify and
+   * then settle: the settlement hands back the PAYMENT-RESPONSE value, which nothing here keeps.
+   */
+  paymentOf(request: FastifyRequest): Payment | undefined {
     const attempt = request.payment;
     if (attempt === undefined) return undefined;
-    let verified: VerifiedPayment | undefined;
-    let settledHeaders: Record<string, string> | undefined;
     return {
       authorization: attempt.authorization,
       verify: async () => {
-        verified = await this.#verify(request, attempt);
-      },
-      settle: async () => {
-        if (verified === undefined) throw new Error('settle() before verify()');
-        const settled = await this.#settle(request, attempt, verified);
-        settledHeaders = settled.headers;
-        return settled.payment;
-      },
-      get settledHeaders() {
-        return settledHeaders;
+        const verified = await this.#verify(request, attempt);
+        return { settle: () => this.#settle(request, attempt, verified) };
       },
     };
   }
@@ -213,7 +203,7 @@ export class PaymentGate {
    * Verifies the payment with the facilitator (nothing moves yet). Rejected → 402 with the reason;
    * facilitator unreachable → 502 `payment_unavailable`. Returns what `settle` needs.
    */
-  async #verify(request: FastifyRequest, attempt: PaymentAttempt): Promise<VerifiedPayment> {
+  async #verify(request: FastifyRequest, attempt: PaymentAttempt): Promise<VerifiedTerms> {
     const context = this.#context(request);
     let verified;
     try {
@@ -246,13 +236,13 @@ export class PaymentGate {
    * Settles a verified payment. Refused on chain → 402 with PAYMENT-RESPONSE `success: false`;
    * facilitator unreachable → 502; settlement not confirmed in time → 502 with `settlement: "unknown"`
    * (it may still land, so it is not reported as failed). Returns what the proof records and the
-   * PAYMENT-RESPONSE header to send with it.
+   * PAYMENT-RESPONSE value to send with it.
    */
   async #settle(
     request: FastifyRequest,
     attempt: PaymentAttempt,
-    verified: VerifiedPayment,
-  ): Promise<{ payment: PaymentRecord; headers: Record<string, string> }> {
+    verified: VerifiedTerms,
+  ): Promise<Settlement> {
     let settled;
     try {
       settled = await this.#http.processSettlement(
@@ -269,13 +259,14 @@ export class PaymentGate {
       throw settlementFailed(response, this.#challenge(`settlement_failed: ${response.errorReason}`));
     }
     return {
-      payment: {
+      record: {
         network: settled.network,
         payer: settled.payer ?? attempt.authorization.payer,
         transaction: settled.transaction,
         amount: settled.amount ?? verified.requirements.amount,
       },
-      headers: settled.headers,
+      // The resource server always encodes it; the payment has moved, so nothing may fail here.
+      response: settled.headers['PAYMENT-RESPONSE'] ?? encodePaymentResponseHeader(settled),
     };
   }
 

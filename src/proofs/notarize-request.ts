@@ -2,6 +2,7 @@ import { canonicalJson, nestsDeeperThan } from '../core/canonical-json.ts';
 import { metadataHash, metadataKeys, normalizeContentHash, sha256Hex } from '../core/hashing.ts';
 import { AppError } from '../errors.ts';
 import type { NotarizeBody } from './proof-schemas.ts';
+import type { PaidVia } from '../stats/stats-service.ts';
 
 export const METADATA_MAX_BYTES = 8192;
 /** Deeper metadata is refused before anything recursive (serialization, hashing) walks it. */
@@ -79,6 +80,18 @@ function findIllFormedString(value: unknown, path: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** How the proof a principal asks for is paid for (stored as `created_via`). */
+export function paidVia(principal: Principal): PaidVia {
+  switch (principal.kind) {
+    case 'public':
+      return 'demo';
+    case 'account':
+      return 'api_key';
+    case 'payer':
+      return 'x402';
+  }
 }
 
 export function idempotencyScope(principal: Principal): string {

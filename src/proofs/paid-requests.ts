@@ -2,23 +2,24 @@ import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../platform/clock.ts';
 import * as claims from './payment-claims-store.ts';
-import type { Payment, PaymentRecord } from '../core/payment-authorization.ts';
+import type {
+  Payment,
+  PaymentAuthorization,
+  Settlement,
+  VerifiedPayment,
+} from '../core/payment-authorization.ts';
 import * as store from './proofs-store.ts';
 import type { ProofRow } from './proofs-store.ts';
 
 /** How often a request waiting for another instance's paid proof looks for it. */
 const PAID_PROOF_POLL_MS = 50;
 
-/** One paid request, as the proofs service hands it over. */
-interface PaidRequest<T> {
-  scope: string;
-  key: string;
-  payment: Payment;
-  /** Answers the stored proof of (scope, key) (the caller checks the request's fingerprint). */
-  replay: (row: ProofRow) => T;
-  /** Prepares the proof, calls `settle`, and commits the proof with the authorization marked settled. */
-  create: (settle: () => Promise<PaymentRecord>) => Promise<T>;
-}
+/** Where a paid request stands once its payment was looked at (`PaidRequests.claim`). */
+type ClaimOutcome =
+  /** The proof already stored for the key: answered as a replay, and nothing is charged. */
+  | { kind: 'stored'; row: ProofRow }
+  /** The payment is verified and its authorization claimed for the key: sign, settle, commit, close. */
+  | { kind: 'claimed'; claim: PaymentClaim };
 
 /**
  * Paid requests (docs/security.md, "Payments"). An authorization this service verified and took before
@@ -41,56 +42,48 @@ export class PaidRequests {
     this.#waitMs = waitMs;
   }
 
-  async notarize<T>(request: PaidRequest<T>): Promise<T> {
+  /**
+   * Verifies the payment and claims its authorization for the proof of (scope, key), or finds the
+   * proof already stored for the key (the caller checks it is the same request). Throws 402 for an
+   * authorization that paid for another proof, 409 while another payment settles for the key.
+   */
+  async claim(payment: Payment, scope: string, key: string): Promise<ClaimOutcome> {
     const db = this.#db;
-    const { scope, key, payment } = request;
     const { authorization } = payment;
     const known = await claims.findAuthorization(db, authorization);
     if (known !== undefined && known.payload_digest === authorization.payloadDigest) {
-      return this.#answerTaken(known, request);
+      return this.#answerTaken(known, scope, key);
     }
-    await payment.verify();
+    const verified = await payment.verify();
     const existing = await store.findByIdempotencyKey(db, scope, key);
-    if (existing !== undefined) return request.replay(existing);
-    const claim = await claims.claimAuthorization(db, authorization, scope, key, this.#clock.now());
-    if (claim.kind === 'taken') return this.#answerTaken(claim.row, request);
-    if (claim.kind === 'key_busy') return this.#awaitProof(request);
+    if (existing !== undefined) return { kind: 'stored', row: existing };
+    const claimed = await claims.claimAuthorization(db, authorization, scope, key, this.#clock.now());
+    if (claimed.kind === 'taken') return this.#answerTaken(claimed.row, scope, key);
+    if (claimed.kind === 'key_busy') return this.#awaitProof(scope, key);
     const slot = `${scope}\n${key}`;
     const done = Promise.withResolvers<void>();
     this.#settling.set(slot, done.promise);
-    try {
-      // A proof committed between the look-up above and the claim: answer it, pay nothing.
-      const winner = await store.findByIdempotencyKey(db, scope, key);
-      if (winner !== undefined) {
-        await claims.releaseAuthorization(db, authorization);
-        return request.replay(winner);
-      }
-      return await request.create(async () => {
-        try {
-          return await payment.settle();
-        } catch (error) {
-          // Refused: nothing moved. Anything else (no answer) may still land: the claim stays until
-          // the authorization expires.
-          if (error instanceof AppError && error.code === 'payment_required') {
-            await claims.releaseAuthorization(db, authorization);
-          }
-          throw error;
-        }
-      });
-    } finally {
+    const claim = new PaymentClaim(db, authorization, verified, () => {
       this.#settling.delete(slot);
       done.resolve();
+    });
+    let winner;
+    try {
+      // A proof committed between the look-up above and the claim: answer it, pay nothing.
+      winner = await store.findByIdempotencyKey(db, scope, key);
+    } catch (error) {
+      claim.close();
+      throw error;
     }
+    if (winner === undefined) return { kind: 'claimed', claim };
+    await claim.release();
+    return { kind: 'stored', row: winner };
   }
 
   /** An authorization already taken: the proof it paid for if this is the same request, else 402. */
-  async #answerTaken<T>(row: claims.AuthorizationRow, request: PaidRequest<T>): Promise<T> {
-    if (
-      row.idempotency_scope === request.scope &&
-      row.idempotency_key === request.key &&
-      row.state !== 'expired'
-    ) {
-      return this.#awaitProof(request);
+  async #answerTaken(row: claims.AuthorizationRow, scope: string, key: string): Promise<ClaimOutcome> {
+    if (row.idempotency_scope === scope && row.idempotency_key === key && row.state !== 'expired') {
+      return this.#awaitProof(scope, key);
     }
     throw new AppError(
       'payment_required',
@@ -104,12 +97,11 @@ export class PaidRequests {
    * Waits for the proof of a key whose payment another request (on any instance) is settling: the proof
    * is answered as a replay, or after `waitMs` 409 `idempotency_key_in_use`.
    */
-  async #awaitProof<T>(request: PaidRequest<T>): Promise<T> {
-    const { scope, key } = request;
+  async #awaitProof(scope: string, key: string): Promise<ClaimOutcome> {
     const deadline = performance.now() + this.#waitMs;
     for (;;) {
       const winner = await store.findByIdempotencyKey(this.#db, scope, key);
-      if (winner !== undefined) return request.replay(winner);
+      if (winner !== undefined) return { kind: 'stored', row: winner };
       const left = deadline - performance.now();
       if (left <= 0) break;
       // Woken at once when this instance settles the key; another instance's proof is looked for anew.
@@ -122,6 +114,68 @@ export class PaidRequests {
       { idempotencyKey: key },
       { 'Retry-After': '1' },
     );
+  }
+}
+
+/**
+ * A verified payment whose authorization is claimed for one idempotency key: what a caller settles
+ * once the proofs it pays for are signed, and commits with them (`authorization`, marked settled in
+ * their transaction). `close` ends the claim's wait for others, whatever happened.
+ */
+export class PaymentClaim {
+  readonly authorization: PaymentAuthorization;
+  readonly #db: Db;
+  readonly #payment: VerifiedPayment;
+  #close: (() => void) | undefined;
+
+  constructor(db: Db, authorization: PaymentAuthorization, payment: VerifiedPayment, close: () => void) {
+    this.#db = db;
+    this.authorization = authorization;
+    this.#payment = payment;
+    this.#close = close;
+  }
+
+  /**
+   * Takes the payment. Refused: nothing moved, so the claim is given up and the authorization may be
+   * used again. Anything else (no answer) may still land: the claim stays until the authorization
+   * expires.
+   */
+  async settle(): Promise<Settlement> {
+    try {
+      return await this.#payment.settle();
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'payment_required') await this.release();
+      throw error;
+    }
+  }
+
+  /** Gives the claim up without settling: nothing was charged. */
+  async release(): Promise<void> {
+    try {
+      await claims.releaseAuthorization(this.#db, this.authorization);
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Ends the claim (once): the requests waiting for this key's proof look for it again. */
+  close(): void {
+    this.#close?.();
+    this.#close = undefined;
+  }
+}
+
+/**
+ * A payment that settled for a proof that was then not stored (the database failed, or the key was
+ * answered with other content): the answer to the error carries the payer's receipt, and the operator
+ * reconciles from it. `cause` is what failed.
+ */
+export class SettledNotStored extends Error {
+  readonly paymentResponse: string;
+
+  constructor(paymentResponse: string, cause: unknown) {
+    super('the payment settled but the proof was not stored', { cause });
+    this.paymentResponse = paymentResponse;
   }
 }
 

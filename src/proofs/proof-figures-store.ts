@@ -2,7 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { Db, DatabaseHandle } from '../db/index.ts';
 import type { ProofsTable } from '../db/schema.ts';
-import type { ProofFigures } from '../stats/stats-service.ts';
+import type { PaidVia, ProofFigures } from '../stats/stats-service.ts';
 
 const DAY_MS = 86_400_000;
 /** SQLite: the day counts to add, as one JSON parameter of [day, created_via, count] triples. */
@@ -74,7 +74,7 @@ export function proofFigures(db: Db): ProofFigures {
       };
     },
 
-    async byCreatedVia() {
+    async byPaidVia() {
       const rows = await db
         .selectFrom('proof_counts')
         .select(['created_via', sql<number>`sum(count)`.as('count')])
@@ -105,7 +105,7 @@ export function proofFigures(db: Db): ProofFigures {
         label: row.label,
         contentHash: row.content_hash,
         timestamp: new Date(Number(row.created_at)).toISOString(),
-        createdVia: row.created_via,
+        paidVia: row.created_via as PaidVia,
       }));
     },
   };

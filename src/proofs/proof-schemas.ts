@@ -3,7 +3,9 @@ import {
   CONTENT_HASH_PATTERN,
   LABEL_MAX_LENGTH,
   SINGLE_LINE_PATTERN as SINGLE_LINE,
+  STORED_HASH_PATTERN,
 } from '../core/field-rules.ts';
+import { PROOF_ID_PATTERN } from '../core/ids.ts';
 
 export const NotarizeBody = Type.Object(
   {
@@ -51,12 +53,12 @@ const Payment = Type.Object(
 
 export const Proof = Type.Object(
   {
-    id: Type.String({ pattern: '^proof_[0-9A-HJKMNP-TV-Z]{26}$' }),
+    id: Type.String({ pattern: `^${PROOF_ID_PATTERN}$` }),
     verified: Type.Boolean({ description: 'The stored signature checks against its key, now.' }),
     timestamp: Type.String({ format: 'date-time' }),
-    contentHash: Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }),
+    contentHash: Type.String({ pattern: STORED_HASH_PATTERN }),
     label: Type.String(),
-    metadataHash: Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }),
+    metadataHash: Type.String({ pattern: STORED_HASH_PATTERN }),
     metadataKeys: Type.Array(Type.String()),
     signature: Type.String({ description: '`hmac-sha256:<hex>`, or `[redacted]` in listings.' }),
     keyId: Type.String(),

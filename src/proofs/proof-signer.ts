@@ -1,11 +1,12 @@
 import type { IdGenerator } from '../core/ids.ts';
+import type { PaymentRecord } from '../core/payment-authorization.ts';
 import { hmacSign, signingMessage } from '../core/proof-signature.ts';
 import { encodeReceipt } from '../core/receipt.ts';
 import { signHere, type SignFn } from '../core/signing.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { Clock } from '../platform/clock.ts';
 import { proofTokenRequest, type Tsa } from '../tsa/tsa.ts';
-import type { DescribedRequest, Principal } from './notarize-request.ts';
+import { paidVia, type DescribedRequest, type Principal } from './notarize-request.ts';
 import type { NotarizeBody } from './proof-schemas.ts';
 import type { NewProofRow } from './proofs-store.ts';
 
@@ -66,10 +67,18 @@ export async function signNewProof(
     idempotency_key: body.idempotencyKey,
     request_fingerprint: request.fingerprint,
     account_id: principal.kind === 'account' ? principal.accountId : null,
-    created_via: principal.kind === 'account' ? 'api_key' : principal.kind === 'payer' ? 'x402' : 'demo',
+    created_via: paidVia(principal),
     payment_network: null,
     payment_payer: null,
     payment_transaction: null,
     payment_amount: null,
   };
+}
+
+/** Records on a signed proof the payment that settled for it (before it is committed). */
+export function recordPayment(row: NewProofRow, payment: PaymentRecord): void {
+  row.payment_network = payment.network;
+  row.payment_payer = payment.payer;
+  row.payment_transaction = payment.transaction;
+  row.payment_amount = payment.amount;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { normalizeContentHash } from '../core/hashing.ts';
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
@@ -15,6 +16,10 @@ import {
   VerifyReport,
 } from './proof-schemas.ts';
 import { proofNotFound, type Principal } from './proofs-service.ts';
+import { SettledNotStored } from './paid-requests.ts';
+
+/** The header of the payer's receipt for a settled payment (x402 v2). */
+const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE';
 
 const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
 
@@ -27,7 +32,7 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     ? [{ x402: [] }, { apiKey: [] }]
     : [{}, { apiKey: [] }];
   api.post(
-    '/api/proof/notarize',
+    NOTARIZE_PATH,
     {
       schema: {
         summary: 'Create a timestamped proof of a SHA-256 hash',
@@ -71,17 +76,17 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       try {
         result = await ctx.proofs.notarize(request.body, principal, payment ? { payment } : {});
       } catch (error) {
-        // Paid, but not stored: the operator reconciles from this line.
-        if (payment?.settledHeaders)
-          request.log.error(
-            { err: error, payment: payment.settledHeaders['PAYMENT-RESPONSE'] },
-            'payment settled but the proof was not stored',
-          );
-        throw error;
-      } finally {
-        if (payment?.settledHeaders) void reply.headers(payment.settledHeaders);
+        if (!(error instanceof SettledNotStored)) throw error;
+        // Paid, but not stored: the operator reconciles from this line, the payer from the receipt.
+        request.log.error(
+          { err: error.cause, payment: error.paymentResponse },
+          'payment settled but the proof was not stored',
+        );
+        void reply.header(PAYMENT_RESPONSE, error.paymentResponse);
+        throw error.cause;
       }
-      const { proof, isReplay } = result;
+      const { proof, isReplay, paymentResponse } = result;
+      if (paymentResponse !== undefined) void reply.header(PAYMENT_RESPONSE, paymentResponse);
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');
       void reply.header('Cache-Control', 'no-store');
       return {
@@ -128,10 +133,9 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => {
       const { q, contentHash, metadataHash, accountId, idempotencyKey, cursor } = request.query;
       const limit = request.query.limit ?? 20;
-      const qHash = q !== undefined && /^sha256:[a-fA-F0-9]{64}$/.test(q) ? q.toLowerCase() : undefined;
       const page = await ctx.proofs.list(
         {
-          ...(q !== undefined ? { q: { text: q, folded: q.toLowerCase(), hash: qHash } } : {}),
+          ...(q !== undefined ? { q } : {}),
           ...(contentHash !== undefined ? { contentHash: normalizeContentHash(contentHash) } : {}),
           ...(metadataHash !== undefined ? { metadataHash: metadataHash.toLowerCase() } : {}),
           ...(accountId !== undefined ? { accountId } : {}),

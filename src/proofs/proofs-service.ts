@@ -1,4 +1,5 @@
 import { BoundedMap } from '../core/bounded-map.ts';
+import { isContentHash } from '../core/hashing.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import type { Db } from '../db/index.ts';
 import { AppError } from '../errors.ts';
@@ -14,18 +15,13 @@ import {
   storedToken,
   type StoredToken,
 } from './proof-row.ts';
-import { PaidRequests } from './paid-requests.ts';
+import { PaidRequests, SettledNotStored } from './paid-requests.ts';
 import * as claims from './payment-claims-store.ts';
-import type { Payment, PaymentAuthorization, PaymentRecord } from '../core/payment-authorization.ts';
+import type { Payment, PaymentAuthorization } from '../core/payment-authorization.ts';
 import type { NewProofRow, ProofFilter, ProofRow } from './proofs-store.ts';
-import {
-  describeRequest,
-  idempotencyScope,
-  type DescribedRequest,
-  type Principal,
-} from './notarize-request.ts';
+import { describeRequest, idempotencyScope, type Principal } from './notarize-request.ts';
 import { ProofChecks } from './proof-checks.ts';
-import { signNewProof, type ProofSignerDeps } from './proof-signer.ts';
+import { recordPayment, signNewProof, type ProofSignerDeps } from './proof-signer.ts';
 import type { LogService } from '../log/log-service.ts';
 import type { VerificationReport } from '../verify/proof-verifier.ts';
 
@@ -36,19 +32,27 @@ const PROOF_CACHE_SIZE = 10_000;
 export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
 
 interface NotarizeOptions {
-  /** The payment of a paid request: verified first, settled once the proof is prepared. */
+  /** The payment of a paid request: verified first, settled once the proof is signed. */
   payment?: Payment;
 }
 
 export interface NotarizeResult {
   proof: Proof;
   isReplay: boolean;
+  /** The payer's receipt when this request's payment settled (x402: the PAYMENT-RESPONSE value). */
+  paymentResponse?: string;
 }
 
 interface VerifyResult {
   proof: Proof;
   report: VerificationReport;
 }
+
+/**
+ * What a search asks for: `q` is an exact id, content or metadata hash, or account id, or part of a
+ * label (case-insensitive); every other field must match exactly.
+ */
+type ProofQuery = Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq' | 'q'> & { q?: string };
 
 export interface ProofPage {
   proofs: Proof[];
@@ -142,56 +146,54 @@ export class ProofsService {
    * Creates the proof, or answers the stored one when the same request was made with this key before
    * (docs/api.md, "Idempotency"). The same key with other content is refused and nothing is written.
    * Concurrent requests with one new key create exactly one proof: the unique (scope, key) index decides.
+   * A paid request goes in one line: verify the payment and claim it, sign, settle, commit. A failure
+   * after the settlement throws `SettledNotStored`, with the receipt.
    */
   async notarize(
     body: NotarizeBody,
     principal: Principal,
-    options: NotarizeOptions = {},
+    { payment }: NotarizeOptions = {},
   ): Promise<NotarizeResult> {
     this.assertAccepting();
     const request = describeRequest(body);
     const scope = idempotencyScope(principal);
-    // A paid request's scope is the payer its header names: nothing is answered from it before the
-    // payment is known to be the payer's (`PaidRequests`).
-    const { payment } = options;
-    if (payment !== undefined) {
-      const key = body.idempotencyKey;
-      return this.#paid.notarize({
-        scope,
-        key,
-        payment,
-        replay: (row) => this.#replay(row, request.fingerprint, key),
-        create: (settle) => this.#create(body, principal, request, scope, settle, payment.authorization),
-      });
+    const key = body.idempotencyKey;
+    if (payment === undefined) {
+      const existing = await store.findByIdempotencyKey(this.#deps.db, scope, key);
+      if (existing !== undefined) return this.#replay(existing, request.fingerprint, key);
+      return this.#commit(await signNewProof(this.#deps, body, principal, request, scope));
     }
-    const existing = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
-    if (existing !== undefined) return this.#replay(existing, request.fingerprint, body.idempotencyKey);
-    return this.#create(body, principal, request, scope, undefined);
+    // A paid request's scope is the payer its header names: nothing is answered from it before the
+    // payment is known to be the payer's.
+    const claimed = await this.#paid.claim(payment, scope, key);
+    if (claimed.kind === 'stored') return this.#replay(claimed.row, request.fingerprint, key);
+    const { claim } = claimed;
+    try {
+      const row = await signNewProof(this.#deps, body, principal, request, scope);
+      const { record, response } = await claim.settle();
+      recordPayment(row, record);
+      try {
+        return { ...(await this.#commit(row, claim.authorization)), paymentResponse: response };
+      } catch (error) {
+        throw new SettledNotStored(response, error);
+      }
+    } finally {
+      claim.close();
+    }
   }
 
-  async #create(
-    body: NotarizeBody,
-    principal: Principal,
-    request: DescribedRequest,
-    scope: string,
-    settle: (() => Promise<PaymentRecord>) | undefined,
-    authorization?: PaymentAuthorization,
-  ): Promise<NotarizeResult> {
-    const row = await signNewProof(this.#deps, body, principal, request, scope);
-    if (settle !== undefined) {
-      // Verified, prepared, now settled; only a settled proof is committed.
-      const payment = await settle();
-      row.payment_network = payment.network;
-      row.payment_payer = payment.payer;
-      row.payment_transaction = payment.transaction;
-      row.payment_amount = payment.amount;
-    }
+  /**
+   * Commits a signed proof (a paid one with the authorization that paid for it, marked settled in the
+   * same transaction), or answers the proof another request committed for its key first.
+   */
+  async #commit(row: NewProofRow, paidWith?: PaymentAuthorization): Promise<NotarizeResult> {
     // Signed a moment ago with the active key: valid by construction, no need to check the HMAC again.
     const proof = this.#toProof(rowFromInsert(row), true);
-    if (await this.#writer.submit({ row, proof, authorization })) return { proof, isReplay: false };
-    const winner = await store.findByIdempotencyKey(this.#deps.db, scope, body.idempotencyKey);
+    if (await this.#writer.submit({ row, proof, authorization: paidWith })) return { proof, isReplay: false };
+    const { idempotency_scope: scope, idempotency_key: key } = row;
+    const winner = await store.findByIdempotencyKey(this.#deps.db, scope, key);
     if (winner === undefined) throw new Error('idempotency conflict without a stored proof');
-    return this.#replay(winner, request.fingerprint, body.idempotencyKey);
+    return this.#replay(winner, row.request_fingerprint, key);
   }
 
   async get(id: string): Promise<Proof | undefined> {
@@ -242,11 +244,9 @@ export class ProofsService {
    * `limit + 1` entries; any other goes through `WindowedSearch`, whose page may be cut short by its
    * budget and then still has a `nextCursor`, where the search stopped (docs/api.md, "Reads and search").
    */
-  async list(
-    filter: Omit<ProofFilter, 'beforeSeq' | 'atLeastSeq'>,
-    limit: number,
-    cursor: string | undefined,
-  ): Promise<ProofPage> {
+  async list(query: ProofQuery, limit: number, cursor: string | undefined): Promise<ProofPage> {
+    const { q, ...fields } = query;
+    const filter: ProofFilter = { ...fields, ...(q !== undefined ? { q: textSearch(q) } : {}) };
     const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
     const { db, engine } = this.#deps;
     let found: { seq: number; id: string }[];
@@ -309,6 +309,11 @@ export class ProofsService {
 interface Found {
   proof: Proof;
   token: StoredToken | null;
+}
+
+/** The forms `q` is matched in: as given, folded for labels, and as the stored form of a hash. */
+function textSearch(q: string): NonNullable<ProofFilter['q']> {
+  return { text: q, folded: q.toLowerCase(), hash: isContentHash(q) ? q.toLowerCase() : undefined };
 }
 
 /** The answer to a proof id this service does not hold, the same on every route (docs/decisions.md §2). */

@@ -2,9 +2,13 @@ import type { Clock } from '../platform/clock.ts';
 
 const DAY_MS = 86_400_000;
 
-/** The ways a proof is created and paid for (the proofs table's created_via). */
-export const CREATED_VIA = ['demo', 'x402', 'api_key'] as const;
-export type CreatedVia = (typeof CREATED_VIA)[number];
+/**
+ * How a proof was paid for: `demo` (free, in demo mode), `x402` (a payment settled through x402) or
+ * `api_key` (an account's API key, billed out of band). Stored in the column `created_via`; the
+ * dashboard document calls it `createdVia`.
+ */
+export const PAID_VIA = ['demo', 'x402', 'api_key'] as const;
+export type PaidVia = (typeof PAID_VIA)[number];
 
 /** How many UTC days the dashboard's activity chart covers, today included. */
 const ACTIVITY_DAYS = 14;
@@ -16,7 +20,7 @@ export interface ProofHeadline {
   label: string;
   contentHash: string;
   timestamp: string;
-  createdVia: string;
+  paidVia: PaidVia;
 }
 
 export interface DashboardSummary {
@@ -27,7 +31,8 @@ export interface DashboardSummary {
     today: number;
     /** The last seven UTC days, today included. */
     last7Days: number;
-    byCreatedVia: Record<CreatedVia, number>;
+    /** Named as the published dashboard document names it. */
+    byCreatedVia: Record<PaidVia, number>;
     latestAt: string | null;
   };
   /** One entry per UTC day, oldest first, today last; days without proofs count 0. */
@@ -46,8 +51,8 @@ interface ProofTotals {
 /** The figures about the proofs, read by their store (wired in context.ts); days count from the epoch, UTC. */
 export interface ProofFigures {
   totals(sinceDay: number): Promise<ProofTotals>;
-  /** How many proofs were created each way (`demo`, `x402`, `api_key`). */
-  byCreatedVia(): Promise<Map<string, number>>;
+  /** How many proofs were paid for each way. */
+  byPaidVia(): Promise<Map<string, number>>;
   /** Proofs per UTC day from the day `sinceDay` on, keyed by the day's number. */
   byDay(sinceDay: number): Promise<Map<number, number>>;
   /** The newest proofs, newest first, with only what a listing of links needs. */
@@ -74,7 +79,7 @@ export class StatsService {
     const firstDay = today - (ACTIVITY_DAYS - 1);
     const [totals, byVia, byDay, recent] = await Promise.all([
       figures.totals(today),
-      figures.byCreatedVia(),
+      figures.byPaidVia(),
       figures.byDay(firstDay),
       figures.newest(RECENT_COUNT),
     ]);
@@ -88,8 +93,8 @@ export class StatsService {
         total: totals.total,
         today: totals.since,
         last7Days: daily.slice(-7).reduce((sum, day) => sum + day.count, 0),
-        byCreatedVia: Object.fromEntries(CREATED_VIA.map((via) => [via, byVia.get(via) ?? 0])) as Record<
-          CreatedVia,
+        byCreatedVia: Object.fromEntries(PAID_VIA.map((via) => [via, byVia.get(via) ?? 0])) as Record<
+          PaidVia,
           number
         >,
         latestAt: isoOrNull(totals.latestAt),

@@ -4,15 +4,10 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { requireScope } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
+import { TSA_QUERY_MAX_BYTES } from './tsa.ts';
 
 const REPLY = 'application/timestamp-reply';
 const QUERY = 'application/timestamp-query';
-/**
- * A TimeStampReq is about 100 bytes (an imprint, a nonce, a policy); decoding DER costs time on the
- * thread that serves every request (128 KiB of it took 100 ms, 4 KiB up to 13 ms), so a query may take at most this much.
- */
-export const TSA_QUERY_MAX_BYTES = 1024;
-
 /**
  * The time-stamp authority (docs/decisions.md, "Verifiable proofs: log and time-stamps"): its certificates,
  * and RFC 3161 over HTTP. A proof's own token is served with the proofs (proofs/evidence-routes.ts).

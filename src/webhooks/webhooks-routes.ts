@@ -2,24 +2,23 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams } from '../accounts/accounts-schemas.ts';
 import type { AppContext } from '../context.ts';
-import { adminGuard } from '../http/auth.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { CreateWebhookBody, TestDelivery, WebhookCreated, WebhookList } from './webhooks-schemas.ts';
 
 /** The administrator endpoints for webhooks (docs/webhooks.md); each needs X-Service-Admin-Key. */
 export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.addHook('onRequest', adminGuard(ctx.config.adminKey));
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const security = [{ adminKey: [] }];
+  // Every route here is an administrator's: it needs X-Service-Admin-Key (http/admin-routes.ts).
+  const config = { admin: true };
   const tags = ['administration'];
 
   api.get(
     '/api/accounts/:id/webhooks',
     {
+      config,
       schema: {
         summary: "An account's webhooks, each with its recent deliveries",
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'Webhooks and deliveries', ...WebhookList },
@@ -33,10 +32,10 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/accounts/:id/webhooks',
     {
+      config,
       schema: {
         summary: 'Register a webhook (a receipt sink); the signing secret is in this response only',
         tags,
-        security,
         params: IdParams,
         body: CreateWebhookBody,
         response: {
@@ -55,10 +54,10 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.post(
     '/api/webhooks/:id/test',
     {
+      config,
       schema: {
         summary: 'Send a signed webhook.test event now and record the delivery',
         tags,
-        security,
         params: IdParams,
         response: {
           200: { description: 'The recorded delivery', ...TestDelivery },

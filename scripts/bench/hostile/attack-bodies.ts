@@ -1,6 +1,6 @@
 /** The largest bodies the attack requests send: time-stamp queries and a new proof's metadata. */
 import { sha256Hex } from '../../../src/core/hashing.ts';
-import { TSA_QUERY_MAX_BYTES } from '../../../src/tsa/tsa-routes.ts';
+import { TSA_QUERY_MAX_BYTES } from '../../../src/tsa/tsa.ts';
 
 /** DER: a tag, a definite length, the contents. */
 function tlv(tag: number, ...contents: Buffer[]): Buffer {

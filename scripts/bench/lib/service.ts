@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SERVICE_NODE_FLAGS } from '../../../src/platform/node-flags.ts';
+import { answers } from '../../../test/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -42,13 +43,15 @@ export function benchEnvironment(
 
 /**
  * Starts a script of the repository (its path from the repository's root) with the service's Node flags
- * (the baseline gets the same).
+ * (the baseline gets the same). What it writes to standard error is passed on to ours.
  */
 export function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, script)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, script)], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  child.stderr?.pipe(process.stderr, { end: false });
+  return child;
 }
 
 export interface RunningService {
@@ -62,8 +65,9 @@ export interface RunningService {
 }
 
 /**
- * Starts the service (src/main.ts) on 127.0.0.1 and the `PORT` of `env`, and waits for its first answer
- * on `/health`; a process that exits or does not answer is stopped, and the start fails.
+ * Starts the service (src/main.ts) on 127.0.0.1 and the `PORT` of `env`, and waits for its first 200 on
+ * `/health` (test/process.ts, `answers`: minutes at most, and a process that exits fails the start at
+ * once with what it wrote); a service that does not come up is stopped, and the start fails.
  */
 export async function startService(env: Record<string, string> & { PORT: string }): Promise<RunningService> {
   const url = `http://127.0.0.1:${env.PORT}`;
@@ -74,24 +78,13 @@ export async function startService(env: Record<string, string> & { PORT: string 
   );
   exited.catch(() => {});
   try {
-    await Promise.race([waitForOk(`${url}/health`), exited]);
+    // Asked every 10 ms, so the startup figure is that precise.
+    await answers(`${url}/health`, child, { intervalMs: 10 });
   } catch (error) {
     child.kill('SIGTERM');
     throw error;
   }
   return { url, process: child, startupMs: performance.now() - started, exited };
-}
-
-export async function waitForOk(url: string, init?: RequestInit): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(url, init)).status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(10);
-  }
-  throw new Error(`${url} did not answer`);
 }
 
 /** Waits until the service's log checkpoint covers `size` entries. */

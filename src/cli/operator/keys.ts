@@ -1,12 +1,12 @@
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { formatVerifierKey } from '../core/signed-note.ts';
-import { readHmacKeys, readLogKey, readReceiptKeys } from '../keys/key-files.ts';
-import { keyManifest } from '../keys/key-manifest.ts';
-import { Keyring } from '../keys/keyring.ts';
-import { logOrigin } from '../log/log-service.ts';
-import { Tsa } from '../tsa/tsa.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import type { Config } from '../../config.ts';
+import { formatVerifierKey } from '../../core/signed-note.ts';
+import { keyManifest, readHmacKeys, readLogKey, readReceiptKeys } from '../../keys/key-directory.ts';
+import { Keyring } from '../../keys/keyring.ts';
+import { logOrigin } from '../../log/log-service.ts';
+import { Tsa } from '../../tsa/tsa.ts';
+import { EXIT, print, UsageError } from '../output.ts';
+import { serviceConfig } from './service-config.ts';
 
 /** The options of `hashproof keys`. */
 export interface KeysOptions {
@@ -57,15 +57,7 @@ export async function keys([action, ...extra]: string[], options: KeysOptions): 
 
 /** The service's own configuration (docs/deploy.md), with the directory and URL the options name. */
 function configOf(options: KeysOptions): Config {
-  const env = { ...process.env };
-  if (options.keysDir !== undefined) env.SIGNING_KEYS_DIR = options.keysDir;
-  if (options.publicBaseUrl !== undefined) env.PUBLIC_BASE_URL = options.publicBaseUrl;
-  try {
-    return loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.problems.join('; '));
-    throw error;
-  }
+  return serviceConfig({ SIGNING_KEYS_DIR: options.keysDir, PUBLIC_BASE_URL: options.publicBaseUrl });
 }
 
 /** Every key the service needs, made the way its first start makes them; an existing key is kept. */

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { X509Certificate } from 'node:crypto';
-import { certificatesOfPem, writeFileAtomic } from '../client/client.ts';
-import { UsageError } from './output.ts';
+import { certificatesOfPem, writeFileAtomic } from '../../client/client.ts';
+import { UsageError } from '../output.ts';
 
 /**
  * The files of `hashproof verify` besides the proof file's own reading (docs/cli.md): the outside

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { loadConfig, type Config } from '../config.ts';
-import { isKeyFileName } from '../keys/key-files.ts';
-import { isLogRecordName } from '../log/log-state.ts';
+import type { Config } from '../../config.ts';
+import { isKeyFileName } from '../../keys/key-directory.ts';
+import { isLogRecordName } from '../../log/log-service.ts';
 import {
   digestOf,
   exists,
@@ -24,7 +24,8 @@ import {
   type Manifest,
   type Role,
 } from './backup-manifest.ts';
-import { EXIT, print, UsageError } from './output.ts';
+import { EXIT, print, UsageError } from '../output.ts';
+import { serviceConfig } from './service-config.ts';
 
 /**
  * `hashproof backup --out <dir>` and `hashproof restore --from <dir>` (docs/operations.md, "Backup and
@@ -92,12 +93,44 @@ async function copyRecord(dir: string, out: string, listed: ListedFile[]): Promi
 
 export async function backup(values: { out?: string }): Promise<number> {
   if (values.out === undefined) throw new UsageError('backup needs --out <directory>');
-  const config = loadConfig();
+  const config = serviceConfig();
   const out = path.resolve(values.out);
+  const existed = await exists(out);
   if ((await namesIn(out, () => true)).length > 0)
     throw new UsageError(`--out ${out}: the directory is not empty`);
+  await checkSources(config);
   await mkdir(out, { recursive: true, mode: 0o700 });
-  await chmod(out, 0o700);
+  try {
+    await chmod(out, 0o700);
+    await backupInto(out, config);
+  } catch (error) {
+    // Nothing half made is left: a folder this command made goes, one that was there is empty again.
+    if (existed)
+      await Promise.all((await readdir(out)).map((name) => rm(path.join(out, name), { recursive: true })));
+    else await rm(out, { recursive: true, force: true });
+    throw error;
+  }
+  return EXIT.ok;
+}
+
+/**
+ * What a backup copies must be there before anything is written: the signing keys and, embedded, the
+ * database. Run in the wrong directory, the default paths (./data/…) name nothing: each is named, with
+ * the variable that sets it.
+ */
+async function checkSources(config: Config): Promise<void> {
+  if (config.database.engine === 'sqlite' && !(await exists(config.database.path)))
+    throw new UsageError(
+      `no database at ${config.database.path} (DATABASE_URL; the default sqlite:./data/hashproof.db is ` +
+        `relative to the directory the command runs in): run it where the service runs, or set DATABASE_URL`,
+    );
+  if ((await namesIn(config.signingKeysDir, isKeyFileName)).length === 0)
+    throw new UsageError(
+      `no signing keys in ${config.signingKeysDir} (SIGNING_KEYS_DIR): run it where the service runs, or set SIGNING_KEYS_DIR`,
+    );
+}
+
+async function backupInto(out: string, config: Config): Promise<void> {
   const files: ListedFile[] = [];
   const list = async (file: string, role: Role) =>
     files.push({ path: file, role, ...(await withFile(path.join(out, file), (handle) => digestOf(handle))) });
@@ -115,13 +148,7 @@ export async function backup(values: { out?: string }): Promise<number> {
   }
   if (config.database.engine === 'sqlite') {
     const target = path.join(out, DATABASE_FILE);
-    // VACUUM INTO reads one consistent snapshot, while the service goes on writing (WAL).
-    const source = new DatabaseSync(config.database.path, { readOnly: true });
-    try {
-      source.exec(`VACUUM INTO '${target.replaceAll("'", "''")}'`);
-    } finally {
-      source.close();
-    }
+    copyDatabase(config.database.path, target);
     await chmod(target, 0o600);
     await list(DATABASE_FILE, 'database');
   } else {
@@ -146,7 +173,19 @@ export async function backup(values: { out?: string }): Promise<number> {
         'archiving) right after this, as docs/operations.md says; the keys and the log record are in the backup.',
     );
   }
-  return EXIT.ok;
+}
+
+/** One consistent copy of the embedded database: VACUUM INTO reads one snapshot while the service writes (WAL). */
+function copyDatabase(file: string, target: string): void {
+  let source;
+  try {
+    source = new DatabaseSync(file, { readOnly: true });
+    source.exec(`VACUUM INTO '${target.replaceAll("'", "''")}'`);
+  } catch (error) {
+    throw new Error(`cannot copy the database ${file} (DATABASE_URL): ${(error as Error).message}`);
+  } finally {
+    source?.close();
+  }
 }
 
 const POSTGRES_NOTE_TEXT =
@@ -171,7 +210,7 @@ function targetOf(file: ListedFile, config: Config): string | undefined {
 
 export async function restore(values: { from?: string; force?: boolean }): Promise<number> {
   if (values.from === undefined) throw new UsageError('restore needs --from <directory>');
-  const config = loadConfig();
+  const config = serviceConfig();
   // The folder named may be a link (a `latest` link); nothing inside it may.
   const folder = await realpath(values.from).catch(() => {
     throw new UsageError(`--from ${values.from}: no such directory`);

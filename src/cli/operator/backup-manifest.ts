@@ -1,5 +1,5 @@
-import { isKeyFileName } from '../keys/key-files.ts';
-import { isLogRecordName } from '../log/log-state.ts';
+import { isKeyFileName } from '../../keys/key-directory.ts';
+import { isLogRecordName } from '../../log/log-service.ts';
 
 /**
  * `backup.json`, the list of a backup's files, and the rules `hashproof restore` holds it to before it

@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { signingMessage } from '../core/proof-signature.ts';
+import { signingMessage } from '../../core/proof-signature.ts';
 import {
   HashproofError,
   hashStream,
@@ -8,11 +8,11 @@ import {
   type HashproofClient,
   type OfflineCheck,
   type ProofFile,
-} from '../client/client.ts';
+} from '../../client/client.ts';
 import { readRoots, saveProofFile } from './anchors.ts';
 import { claimedHeights, fetchBitcoinHeaders } from './bitcoin-headers.ts';
 import { checkLog } from './log-memory.ts';
-import { EXIT, printJson, printSafe, UsageError } from './output.ts';
+import { EXIT, printJson, printSafe, UsageError } from '../output.ts';
 import { onlineKeys, pinnedKeys, rememberedKeys, type TrustedKeys } from './trusted-keys.ts';
 
 /** The largest proof file read: one with its evidence and anchors is a few tens of kilobytes. */

@@ -8,9 +8,9 @@ import {
   type HashproofClient,
   type ManifestKey,
   type Observation,
-} from '../client/client.ts';
-import { parseTlogProof } from '../core/tlog-proof.ts';
-import { escapeControl } from './output.ts';
+} from '../../client/client.ts';
+import { parseTlogProof } from '../../core/tlog-proof.ts';
+import { escapeControl } from '../output.ts';
 
 /**
  * The command's memory of the logs it talks to (docs/cli.md, "Remembered checkpoints"): every online

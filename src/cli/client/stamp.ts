@@ -1,16 +1,94 @@
-import { sha256Hex } from '../core/hashing.ts';
-import { stat, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../../core/field-rules.ts';
+import { sha256Hex } from '../../core/hashing.ts';
 import {
   hashFile,
   hashStream,
   type HashproofClient,
   type ManifestKey,
   type Proof,
-} from '../client/client.ts';
+} from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
-import { escapeControl, jsonSafe } from './output.ts';
+import { EXIT, escapeControl, jsonSafe, print, printJson, UsageError } from '../output.ts';
 import { stampProgress, type StampInput } from './progress.ts';
+import { servedKeys } from './trusted-keys.ts';
+
+/** The options of `hashproof stamp`. */
+interface StampValues {
+  label?: string;
+  metadata?: string[];
+  out?: string;
+  json?: boolean;
+}
+
+/**
+ * `hashproof stamp <file|dir|->…`: every file named, directories file by file, standard input alone.
+ * What the service would refuse (a label of two lines) is told before any file is hashed.
+ */
+export async function stamp(client: HashproofClient, paths: string[], values: StampValues): Promise<number> {
+  if (paths.length === 0) throw new UsageError('stamp needs at least one file, directory or -');
+  const metadata = parseMetadata(values.metadata ?? []);
+  const files: string[] = [];
+  for (const named of paths) files.push(...(named === '-' ? ['-'] : await listFiles(named)));
+  if (values.out && files.length !== 1) throw new UsageError('--out works with a single input');
+  if (files.includes('-') && files.length > 1)
+    throw new UsageError(
+      'stamp - takes no other inputs (its proof file goes to standard output, or to --out)',
+    );
+  if (values.label !== undefined) checkLabel(values.label);
+  const results = await stampFiles(client, files, {
+    label: values.label,
+    metadata,
+    out: values.out,
+    json: values.json,
+    keys: () => servedKeys(client),
+    print,
+  });
+  if (values.json) printJson(results.length === 1 ? results[0] : results);
+  return EXIT.ok;
+}
+
+/** The service's rule for a label (1 to 120 characters, one line), told before any file is hashed. */
+function checkLabel(label: string): void {
+  if (label === '') throw new UsageError('--label must not be empty');
+  if (!new RegExp(SINGLE_LINE_PATTERN).test(label))
+    throw new UsageError('--label must be one line only (no line breaks, tabs or other control characters)');
+  const length = [...label].length;
+  if (length > LABEL_MAX_LENGTH)
+    throw new UsageError(`--label is ${length} characters long; at most ${LABEL_MAX_LENGTH}`);
+}
+
+function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const metadata: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata takes key=value, got ${JSON.stringify(pair)}`);
+    metadata[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return metadata;
+}
+
+/** A file named, or every file of a directory named (recursively, proof files left out), sorted. */
+async function listFiles(input: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(input);
+  } catch {
+    throw new UsageError(`no such file or directory: ${input}`);
+  }
+  if (info.isFile()) return [input];
+  if (!info.isDirectory())
+    throw new UsageError(
+      `${input} is not a regular file or a directory: stamp a file, a directory or - (standard input)`,
+    );
+  const entries = await readdir(input, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && !e.name.endsWith('.proof.json'))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
 
 interface StampOptions {
   label?: string;
@@ -39,7 +117,7 @@ interface StampResult {
  * idempotency key derived from the hash and the label (a re-run returns the proof already made and
  * never pays twice), and writes the proof document with its offline evidence beside the file.
  */
-export async function stampFiles(
+async function stampFiles(
   client: HashproofClient,
   files: string[],
   options: StampOptions,

@@ -11,7 +11,7 @@ import {
   type ListedFile,
   type Manifest,
 } from './backup-manifest.ts';
-import { UsageError } from './output.ts';
+import { UsageError } from '../output.ts';
 
 /**
  * Reading and copying the files of a backup folder: every read of a listed file goes through

@@ -1,5 +1,5 @@
-import { bitcoinBlockHash } from '../verify/bitcoin-header.ts';
-import { HashproofError, type ProofAnchors } from '../client/client.ts';
+import { bitcoinBlockHash } from '../../verify/bitcoin-header.ts';
+import { HashproofError, type ProofAnchors } from '../../client/client.ts';
 
 /**
  * The Bitcoin block headers `hashproof verify --bitcoin-headers URL` checks a calendar's claim with,

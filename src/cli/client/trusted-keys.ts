@@ -7,8 +7,8 @@ import {
   originOf,
   type HashproofClient,
   type ManifestKey,
-} from '../client/client.ts';
-import { NotVerifiedError, UsageError } from './output.ts';
+} from '../../client/client.ts';
+import { NotVerifiedError, UsageError } from '../output.ts';
 
 /**
  * The keys a command trusts (docs/verification.md, "Trusted keys"): a manifest pinned with --keys, else
@@ -77,4 +77,20 @@ export async function rememberedKeys(serviceUrl: string): Promise<TrustedKeys> {
       `not verified: no trusted keys for ${origin} (run hashproof verify --online once, or pass --keys <manifest>)`,
     );
   return { keys, source: `remembered for ${origin} in ${memory.dir}` };
+}
+
+const served = new WeakMap<HashproofClient, Promise<ManifestKey[]>>();
+
+/**
+ * The service's keys, checked against (and remembered as) the keys trusted for it: fetched once a
+ * command, and again after a failure (`monitor` looks again after an outage).
+ */
+export function servedKeys(client: HashproofClient): Promise<ManifestKey[]> {
+  let keys = served.get(client);
+  if (keys === undefined) {
+    keys = onlineKeys(client).then((trusted) => trusted.keys);
+    keys.catch(() => served.delete(client));
+    served.set(client, keys);
+  }
+  return keys;
 }

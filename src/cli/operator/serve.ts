@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS } from '../platform/node-flags.ts';
+import { SERVICE_NODE_FLAGS } from '../../platform/node-flags.ts';
 
 /** `hashproof serve`: the service as a child process, with the flags of `npm start` (platform/node-flags.ts). */
 export async function serve(values: { port?: string; database?: string; mode?: string }): Promise<number> {
@@ -10,7 +10,7 @@ export async function serve(values: { port?: string; database?: string; mode?: s
   if (values.database) env.DATABASE_URL = values.database;
   if (values.mode) env.PAYMENT_MODE = values.mode;
   // main.ts beside the sources, main.js in the compiled package.
-  const entry = path.join(import.meta.dirname, '..', 'main' + path.extname(import.meta.filename));
+  const entry = path.join(import.meta.dirname, '..', '..', 'main' + path.extname(import.meta.filename));
   const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry], {
     env,
     stdio: 'inherit',

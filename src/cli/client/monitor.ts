@@ -9,25 +9,14 @@ import {
   type HashproofClient,
   type ManifestKey,
   type Observation,
-} from '../client/client.ts';
+} from '../../client/client.ts';
 import { logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
-import { escapeControl, EXIT, printSafe, UsageError } from './output.ts';
-import { pinnedKeys } from './trusted-keys.ts';
+import { escapeControl, EXIT, printSafe, UsageError } from '../output.ts';
+import { pinnedKeys, servedKeys } from './trusted-keys.ts';
 
 const DEFAULT_INTERVAL_MS = 60_000;
 /** Entries checked against the tiles in one pass: the memory and time of a pass stay bounded. */
 const DEFAULT_MAX_ENTRIES = 100_000;
-
-export const MONITOR_HELP = `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--max-entries N] [--keys manifest.json] [--timeout S]
-
-Follows the service's transparency log. For each new checkpoint it checks the signature with the log
-key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
-(remembered in HASHPROOF_STATE_DIR), and that the entries added since the last check hash to the
-log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoint checked and looks
-again every --interval-ms (default 60000); --once looks once. A pass checks at most --max-entries
-entries (default 100000; the rest at the next pass, as its line says), in bounded memory whatever the
-log's size. Exits 1 at the first failure (a fork is "log fork detected: …"), 0 after --once when
-everything held, 3 when the log could not be checked (with --once; else it looks again later).`;
 
 /**
  * `hashproof monitor [--once] [--interval-ms N]`: follows the service's log. For each new checkpoint it
@@ -38,11 +27,10 @@ everything held, 3 when the log could not be checked (with --once; else it looks
 export async function monitor(
   client: HashproofClient,
   values: { once?: boolean; 'interval-ms'?: string; 'max-entries'?: string; keys?: string },
-  serviceKeys: () => Promise<ManifestKey[]>,
 ): Promise<number> {
   // The log key of a saved manifest (--keys), else of the service's.
   const pinned = values.keys;
-  const keysOf = pinned === undefined ? serviceKeys : async () => (await pinnedKeys(pinned)).keys;
+  const keysOf = async () => (pinned === undefined ? servedKeys(client) : (await pinnedKeys(pinned)).keys);
   const interval = wholeNumber(values['interval-ms'], '--interval-ms', DEFAULT_INTERVAL_MS);
   const maxEntries = wholeNumber(values['max-entries'], '--max-entries', DEFAULT_MAX_ENTRIES);
   let lastShown: string | undefined;
