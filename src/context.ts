@@ -53,11 +53,14 @@ export interface AppContext {
   metrics: ServiceMetrics;
   /** The x402 payment gate; undefined in demo mode. */
   payments: PaymentGate | undefined;
-  /** Starts the background loops (the webhook dispatcher, the log sequencer). */
-  start(): void;
   /** Read-only figures about the proofs (dashboard, status, sitemap). */
   stats: StatsService;
-  /** Stops the loops, finishes pending writes and closes the database. */
+  /** Starts the background loops: the webhook dispatcher, the log sequencer and the anchoring worker. */
+  start(): void;
+  /**
+   * Stops the loops, lets the proofs being committed finish, writes the pending last uses of API keys,
+   * then closes the database and the signing thread.
+   */
   close(): Promise<void>;
 }
 

@@ -10,7 +10,6 @@ import type { AccountRow, ApiKeyRow } from './accounts-store.ts';
 
 const LAST_USED_INTERVAL_MS = 60_000;
 
-/** The one answer to any X-Service-Key that is not an active key. */
 interface AccountsServiceDeps {
   db: Db;
   ids: IdGenerator;
@@ -136,15 +135,20 @@ function toAccount(row: AccountRow): Account {
   };
 }
 
+/**
+ * The fields every document of something an account owns carries (an API key, a webhook): its id, the
+ * account, its name and when it was created.
+ */
+export function ownedFields(row: { id: string; account_id: string; name: string; created_at: number }) {
+  return { id: row.id, accountId: row.account_id, name: row.name, createdAt: isoTime(row.created_at) };
+}
+
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
+    ...ownedFields(row),
     keyPrefix: row.key_prefix,
     scopes: JSON.parse(row.scopes) as string[],
     status: row.status === 'revoked' ? 'revoked' : 'active',
-    createdAt: isoTime(row.created_at),
     lastUsedAt: isoTimeOrNull(row.last_used_at),
     revokedAt: isoTimeOrNull(row.revoked_at),
   };

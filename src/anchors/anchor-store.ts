@@ -1,4 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { Db } from '../db/index.ts';
+import type { Database } from '../db/schema.ts';
 
 /** Every read and write of the anchor tables (migration 0012-anchors). */
 
@@ -61,6 +63,15 @@ function unpackUpgrade(text: string | null): StoredCalendar['upgrade'] {
   return { commitment: Buffer.from(hex!, 'hex'), timestamp: Buffer.from(base64!, 'base64') };
 }
 
+/** Inserts an anchor's vouchers of one kind in one statement; none when it has none. */
+async function insertRows<T extends 'anchor_tokens' | 'anchor_calendars'>(
+  db: Db,
+  table: T,
+  rows: Insertable<Database[T]>[],
+): Promise<void> {
+  if (rows.length > 0) await db.insertInto(table).values(rows).execute();
+}
+
 export class AnchorStore {
   readonly #db: Db;
 
@@ -118,36 +129,30 @@ export class AnchorStore {
         .returning('tree_size')
         .executeTakeFirst();
       if (inserted === undefined) return false;
-      if (anchor.tokens.length > 0) {
-        await trx
-          .insertInto('anchor_tokens')
-          .values(
-            anchor.tokens.map((t) => ({
-              tree_size: anchor.treeSize,
-              url: t.url,
-              gen_time: t.genTime,
-              token: t.token.toString('base64'),
-            })),
-          )
-          .execute();
-      }
-      if (anchor.calendars.length > 0) {
-        await trx
-          .insertInto('anchor_calendars')
-          .values(
-            anchor.calendars.map((c) => ({
-              tree_size: anchor.treeSize,
-              calendar: c.calendar,
-              reply: c.reply.toString('base64'),
-              status: c.status,
-              bitcoin_height: c.bitcoinHeight,
-              upgrade: c.upgrade && packUpgrade(c.upgrade),
-              next_check_at: anchor.createdAt,
-              submitted_at: anchor.createdAt,
-            })),
-          )
-          .execute();
-      }
+      await insertRows(
+        trx,
+        'anchor_tokens',
+        anchor.tokens.map((t) => ({
+          tree_size: anchor.treeSize,
+          url: t.url,
+          gen_time: t.genTime,
+          token: t.token.toString('base64'),
+        })),
+      );
+      await insertRows(
+        trx,
+        'anchor_calendars',
+        anchor.calendars.map((c) => ({
+          tree_size: anchor.treeSize,
+          calendar: c.calendar,
+          reply: c.reply.toString('base64'),
+          status: c.status,
+          bitcoin_height: c.bitcoinHeight,
+          upgrade: c.upgrade && packUpgrade(c.upgrade),
+          next_check_at: anchor.createdAt,
+          submitted_at: anchor.createdAt,
+        })),
+      );
       return true;
     });
   }

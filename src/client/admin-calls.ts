@@ -1,10 +1,4 @@
-import type { CallOptions } from './client.ts';
-
-/** One request of the client (`createClient`), answered as `T`. */
-export type Call = <T>(method: string, path: string, options?: CallOptions) => Promise<T>;
-
-/** A path segment of an id, encoded. */
-export const encodeId = (value: string): string => encodeURIComponent(value);
+import { encodeId, type Call, type CallOptions } from './call.ts';
 
 /** The administrator calls of the client: accounts, API keys and webhooks (X-Service-Admin-Key). */
 export function adminCalls(call: Call, adminKey: string | undefined) {

@@ -2,7 +2,8 @@ import type { ClientEvmSigner } from '@x402/evm';
 import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { tilePath } from '../core/tlog-tiles.ts';
 import type { ProofAnchors } from '../verify/anchor-checks.ts';
-import { adminCalls, encodeId, type Call } from './admin-calls.ts';
+import { adminCalls } from './admin-calls.ts';
+import { encodeId, type Call, type CallOptions } from './call.ts';
 import {
   ANSWER_CAPS,
   AnswerTooLarge,
@@ -345,19 +346,6 @@ export function createClient(options: ClientOptions) {
 }
 
 export type HashproofClient = ReturnType<typeof createClient>;
-
-export interface CallOptions {
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Safe to send twice; by default only a GET is. */
-  isIdempotent?: boolean;
-  /** How a successful answer is read: JSON (the default), text, or bytes (a Buffer). */
-  as?: 'json' | 'text' | 'bytes';
-  /** The most bytes the answer's body may hold (`ANSWER_CAPS`; 16 MiB by default). */
-  maxBytes?: number;
-  /** The form a JSON answer must have; one that fails it is `malformed_answer`. */
-  isValid?: (answer: unknown) => boolean;
-}
 
 /** The wait before the next try when the service named none: 200 ms, then 400 ms, … */
 function pause(attempt: number): Promise<void> {

@@ -1,9 +1,11 @@
 import { tileIndexPath } from './merkle-tree.ts';
 
 /**
- * C2SP tlog-tiles (https://c2sp.org/tlog-tiles) as a client reads them: a hash tile at level L holds
- * up to 256 hashes of binary level 8L; an entry bundle holds up to 256 entries, each a big-endian uint16
- * length and its bytes. A tile is full (256) or, at the right edge of a tree, partial (`.p/W`).
+ * C2SP tlog-tiles (https://c2sp.org/tlog-tiles): a hash tile at level L holds up to 256 hashes of binary
+ * level 8L; an entry bundle holds up to 256 entries, each a big-endian uint16 length and its bytes. A
+ * tile is full (256) or, at the right edge of a tree, partial (`.p/W`). The log that serves tiles takes
+ * their dimensions from here (log/log-service.ts, log/log-routes.ts); the client that reads them
+ * (client/log-audit.ts) also their paths, their widths in a tree and the entries of a bundle.
  */
 
 export const TILE_WIDTH = 256;

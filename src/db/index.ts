@@ -5,7 +5,7 @@ import type { DatabaseConfig } from '../config.ts';
 import type { DatabaseSync } from 'node:sqlite';
 import { createNodeSqliteDialect, openSqliteFile } from './node-sqlite-dialect.ts';
 import { startCheckpointer } from './sqlite-checkpointer.ts';
-import { migrationProvider } from './migrations/index.ts';
+import { migrationProvider } from './migrations/provider.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../client/atomic-file.ts';
 import { openNote, parseCheckpoint, parseVerifierKey, type NoteVerifier } from '../core/signed-note.ts';
 import type { SignedCheckpoint } from './log-store.ts';
 
@@ -101,30 +102,8 @@ export class LogStateFiles {
     const largest = (await this.#sizes()).at(-1) ?? -1;
     if (largest >= checkpoint.treeSize) return this.#file(largest);
     const file = this.#file(checkpoint.treeSize);
-    const temp = path.join(
-      this.dir,
-      `.${this.prefix}${checkpoint.treeSize}.${randomBytes(6).toString('hex')}.tmp`,
-    );
-    try {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(checkpoint.checkpoint);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
-    // The rename itself is durable once the directory is.
-    const directory = await open(this.dir, 'r');
-    try {
-      await directory.sync();
-    } finally {
-      await directory.close();
-    }
+    // Hidden as `.<file>.<random>.tmp` until renamed: `open` removes those a dead writer left.
+    await writeFileAtomic(file, checkpoint.checkpoint, 0o600);
     for (const size of await this.#sizes()) {
       if (size < checkpoint.treeSize) await rm(this.#file(size), { force: true });
     }

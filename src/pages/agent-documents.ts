@@ -27,6 +27,40 @@ function exampleRequest(): { contentHash: string; label: string; idempotencyKey:
   };
 }
 
+export interface ProofEndpoint {
+  method: string;
+  urlTemplate: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/**
+ * Where the JSON operations on proofs are and what each takes, as both the action catalog and the
+ * marketplace (service-documents.ts) describe them.
+ */
+export function proofEndpoints(facts: Facts): Record<'notarize' | 'verify' | 'search', ProofEndpoint> {
+  return {
+    notarize: {
+      method: 'POST',
+      urlTemplate: facts.url(NOTARIZE_PATH),
+      inputSchema: plainSchema(NotarizeBody),
+    },
+    verify: {
+      method: 'GET',
+      urlTemplate: facts.url('/api/verify/proofs/{id}'),
+      inputSchema: {
+        type: 'object',
+        required: ['id'],
+        properties: { id: plainSchema(Proof.properties.id) },
+      },
+    },
+    search: {
+      method: 'GET',
+      urlTemplate: facts.url('/api/proofs/search') + queryTemplate(SearchQuery),
+      inputSchema: plainSchema(SearchQuery),
+    },
+  };
+}
+
 export function buildCapabilities(facts: Facts, openapi: unknown): Static<typeof Capabilities> {
   const { ctx, terms } = facts;
   return {
@@ -140,9 +174,9 @@ export function buildQuickstart(facts: Facts): Static<typeof Quickstart> {
 /** `exampleId` is the newest proof's id, so the examples of the read actions work as they are. */
 export function buildActionCatalog(facts: Facts, newestProofId: string | null): Static<typeof ActionCatalog> {
   const { terms } = facts;
+  const endpoints = proofEndpoints(facts);
   const idInput = {
-    type: 'object',
-    required: ['id'],
+    ...endpoints.verify.inputSchema,
     properties: { id: { ...plainSchema(Proof.properties.id), description: 'The proof id, `proof_…`.' } },
     additionalProperties: false,
   };
@@ -173,11 +207,9 @@ export function buildActionCatalog(facts: Facts, newestProofId: string | null): 
           (terms.required
             ? ` Costs ${terms.price}, paid with x402 (see ${terms.discoveryUrl}).`
             : ' Free in demo mode.'),
-        method: 'POST',
-        urlTemplate: facts.url(NOTARIZE_PATH),
+        ...endpoints.notarize,
         bodyFromInput: true,
         headers: { 'content-type': 'application/json' },
-        inputSchema: plainSchema(NotarizeBody),
         example: { ...exampleRequest(), metadata: { source: 'quickstart' } },
         paid: terms.required,
         price: terms.price,
@@ -188,8 +220,7 @@ export function buildActionCatalog(facts: Facts, newestProofId: string | null): 
         name: 'verify_proof',
         title: 'Verify a proof',
         description: 'Recomputes the signature of a stored proof now and reports whether it is valid.',
-        method: 'GET',
-        urlTemplate: facts.url('/api/verify/proofs/{id}'),
+        ...endpoints.verify,
         bodyFromInput: false,
         inputSchema: idInput,
         example: { id: exampleId },
@@ -213,10 +244,8 @@ export function buildActionCatalog(facts: Facts, newestProofId: string | null): 
         title: 'Search proofs',
         description:
           'Find proofs by content hash, metadata hash, id, account, idempotency key or part of a label. Newest first.',
-        method: 'GET',
-        urlTemplate: facts.url('/api/proofs/search') + queryTemplate(SearchQuery),
+        ...endpoints.search,
         bodyFromInput: false,
-        inputSchema: plainSchema(SearchQuery),
         example: { contentHash: exampleRequest().contentHash, limit: 5 },
         ...free,
         returns: '{ ok, proofs, limit, nextCursor }; pass nextCursor as cursor for the next page',

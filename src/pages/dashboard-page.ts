@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import { PAID_VIA, type DashboardSummary, type PaidVia } from '../stats/stats-service.ts';
-import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
+import { formatCount, formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 
 const VIA_NAMES: Record<PaidVia, string> = {
@@ -79,33 +79,35 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
         <span class="stat-value">${formatCount(proofs.total)}</span><span class="stat-label">in total</span>
       </div>
     </section>
-    <section aria-labelledby="daily-title">
-      <h2 id="daily-title">Activity, last ${summary.daily.length} days</h2>
-      ${dailyChart(summary.daily)}
-      <details>
-        <summary>Figures by day</summary>
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Day (UTC)</th>
-              <th scope="col" class="num">Proofs</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${summary.daily.map(
-              (day) =>
-                html`<tr>
-                  <td>${day.date}</td>
-                  <td class="num">${formatCount(day.count)}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </details>
-    </section>
-    <section aria-labelledby="via-title">
-      <h2 id="via-title">By payment mode</h2>
-      <table class="table">
+    ${section(
+      'daily',
+      `Activity, last ${summary.daily.length} days`,
+      html`${dailyChart(summary.daily)}
+        <details>
+          <summary>Figures by day</summary>
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col" class="num">Proofs</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${summary.daily.map(
+                (day) =>
+                  html`<tr>
+                    <td>${day.date}</td>
+                    <td class="num">${formatCount(day.count)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </details>`,
+    )}
+    ${section(
+      'via',
+      'By payment mode',
+      html`<table class="table">
         <thead>
           <tr>
             <th scope="col">Created through</th>
@@ -123,11 +125,12 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
               </tr>`,
           )}
         </tbody>
-      </table>
-    </section>
-    <section aria-labelledby="recent-title">
-      <h2 id="recent-title">Recent activity</h2>
-      ${
+      </table>`,
+    )}
+    ${section(
+      'recent',
+      'Recent activity',
+      html`${
         summary.recent.length === 0
           ? html`<p class="empty">No proofs yet.</p>`
           : html`<ol class="proof-list">
@@ -142,8 +145,8 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
                   </li>`,
               )}
             </ol>`
-      }
-    </section>`;
+      }`,
+    )}`;
   return renderPage(config, {
     path: '/dashboard',
     title: 'Dashboard',

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { DashboardSummary, ProofHeadline } from '../stats/stats-service.ts';
 import { NOTARIZE_PATH, SERVICE_SUMMARY, type Facts } from './facts.ts';
-import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
+import { formatCount, formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { priceSentence, SITE_PAGES } from './offering.ts';
 
@@ -58,9 +58,10 @@ export function renderHome(facts: Facts, summary: DashboardSummary, latest: Proo
         >
       </div>
     </section>
-    <section aria-labelledby="how-title">
-      <h2 id="how-title">How it works</h2>
-      <ol class="how">
+    ${section(
+      'how',
+      'How it works',
+      html`<ol class="how">
         <li>
           <h3>Hash it yourself</h3>
           <p>Compute the SHA-256 of your file or result on your machine. The content never leaves it.</p>
@@ -75,38 +76,41 @@ export function renderHome(facts: Facts, summary: DashboardSummary, latest: Proo
           <h3>Cite and verify</h3>
           <p>Each proof has a public page, an embeddable badge and a verification API that anyone can use.</p>
         </li>
-      </ol>
-    </section>
-    <section aria-labelledby="evidence-title">
-      <h2 id="evidence-title">Evidence you can check without us</h2>
-      <p>
+      </ol>`,
+    )}
+    ${section(
+      'evidence',
+      'Evidence you can check without us',
+      html`<p>
         Each proof carries more than our word. An Ed25519 receipt anyone checks with our public keys, an RFC
         3161 time-stamp token OpenSSL checks, and a place in an append-only Merkle log whose signed
         checkpoints ${anchored ? 'are time-stamped by outside authorities' : 'anyone can follow'}. Only the
         HMAC signature needs this service. <a href="/trust">What each piece proves, and how to check it</a>.
-      </p>
-    </section>
-    <section aria-labelledby="latest-title">
-      <h2 id="latest-title">Latest proofs</h2>
-      ${proofList(latest, 'No proofs yet. Create the first one in the demo.')}
-      <p><a href="/proofs">All proofs and search</a></p>
-    </section>
-    <section aria-labelledby="explore-title">
-      <h2 id="explore-title">Explore</h2>
-      <ul class="cards">
-        ${SITE_PAGES.filter((page) => page.path !== '/').map(
-          (page) =>
-            html`<li>
-              <a href="${page.path}"><strong>${page.name}</strong><span>${page.description}</span></a>
-            </li>`,
-        )}
-      </ul>
-      <p class="muted">
-        For programs: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI 3.1</a> ·
-        <a href="/api/quickstart">quickstart</a> · <a href="/api/actions">action templates</a> ·
-        <a href="/api/capabilities">capabilities</a>
-      </p>
-    </section>`;
+      </p>`,
+    )}
+    ${section(
+      'latest',
+      'Latest proofs',
+      html`${proofList(latest, 'No proofs yet. Create the first one in the demo.')}
+        <p><a href="/proofs">All proofs and search</a></p>`,
+    )}
+    ${section(
+      'explore',
+      'Explore',
+      html`<ul class="cards">
+          ${SITE_PAGES.filter((page) => page.path !== '/').map(
+            (page) =>
+              html`<li>
+                <a href="${page.path}"><strong>${page.name}</strong><span>${page.description}</span></a>
+              </li>`,
+          )}
+        </ul>
+        <p class="muted">
+          For programs: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI 3.1</a> ·
+          <a href="/api/quickstart">quickstart</a> · <a href="/api/actions">action templates</a> ·
+          <a href="/api/capabilities">capabilities</a>
+        </p>`,
+    )}`;
   return renderPage(facts.ctx.config, {
     path: '/',
     title: 'hashproof: timestamped proofs of SHA-256 hashes',

@@ -76,3 +76,20 @@ export function prose(text: string): SafeHtml {
       .join(''),
   );
 }
+
+/**
+ * A section of a page, named by its heading: the heading's id and the section's `aria-labelledby` are
+ * both made from `name` (`<name>-title`), here only, so they always agree.
+ */
+export function section(
+  name: string,
+  heading: Interpolation,
+  content: SafeHtml,
+  classes: { section?: string; heading?: string } = {},
+): SafeHtml {
+  const classOf = (value: string | undefined) => (value === undefined ? '' : html` class="${value}"`);
+  return html`<section${classOf(classes.section)} aria-labelledby="${name}-title">
+    <h2 id="${name}-title"${classOf(classes.heading)}>${heading}</h2>
+    ${content}
+  </section>`;
+}

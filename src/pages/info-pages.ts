@@ -2,7 +2,7 @@ import { buildActionCatalog, buildQuickstart } from './agent-documents.ts';
 import type { Action } from './document-schemas.ts';
 import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { documentLinks, type Facts } from './facts.ts';
-import { formatCount, html, jsonBlock, prose, type SafeHtml } from './html.ts';
+import { formatCount, html, section, jsonBlock, prose, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { priceSentence } from './offering.ts';
 
@@ -64,9 +64,10 @@ export function renderAgents(facts: Facts): string {
       <a href="/llms.txt">/llms.txt</a> and create, verify and find proofs without a human. Creating a proof
       is ${priceSentence(facts.terms)}.
     </p>
-    <section aria-labelledby="docs-title">
-      <h2 id="docs-title">Documents</h2>
-      <ul class="doc-list">
+    ${section(
+      'docs',
+      'Documents',
+      html`<ul class="doc-list">
         ${Object.entries(links).map(
           ([name, url]) =>
             html`<li>
@@ -74,11 +75,12 @@ export function renderAgents(facts: Facts): string {
               <span class="muted">${DOCUMENT_NOTES[name] ?? ''}</span>
             </li>`,
         )}
-      </ul>
-    </section>
-    <section aria-labelledby="steps-title">
-      <h2 id="steps-title">Quickstart</h2>
-      <ol class="steps">
+      </ul>`,
+    )}
+    ${section(
+      'steps',
+      'Quickstart',
+      html`<ol class="steps">
         ${quickstart.steps.map(
           (step) =>
             html`<li>
@@ -87,35 +89,34 @@ export function renderAgents(facts: Facts): string {
               ${step.command ? html`<pre class="code"><code>${step.command}</code></pre>` : ''}
             </li>`,
         )}
-      </ol>
-    </section>
-    <section aria-labelledby="offline-title">
-      <h2 id="offline-title">Check a proof offline</h2>
-      <p>
-        Fetch the public keys once, over HTTPS, and keep the copy:
-        <a href="${KEYS_MANIFEST_PATH}">${facts.url(KEYS_MANIFEST_PATH)}</a>. With it, an agent checks a proof
-        without asking this service: the Ed25519 receipt, the RFC 3161 token (also with
-        <code>openssl ts -verify</code>) and the proof's place in the transparency log. Only the HMAC
-        signature needs the service (<code>--online</code>).
-      </p>
-      <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} &gt; hashproof-keys.json
+      </ol>`,
+    )}
+    ${section(
+      'offline',
+      'Check a proof offline',
+      html`<p>
+          Fetch the public keys once, over HTTPS, and keep the copy:
+          <a href="${KEYS_MANIFEST_PATH}">${facts.url(KEYS_MANIFEST_PATH)}</a>. With it, an agent checks a
+          proof without asking this service: the Ed25519 receipt, the RFC 3161 token (also with
+          <code>openssl ts -verify</code>) and the proof's place in the transparency log. Only the HMAC
+          signature needs the service (<code>--online</code>).
+        </p>
+        <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} &gt; hashproof-keys.json
 npx hashproof stamp FILE --url ${facts.url('')}   # writes FILE.proof.json with its evidence
 npx hashproof verify FILE --keys hashproof-keys.json</code></pre>
-      <p>
-        What each piece proves, and what not: <a href="/trust">/trust</a>, as JSON in <code>evidence</code> of
-        <a href="/api/trust">/api/trust</a>.
-      </p>
-    </section>
-    <section aria-labelledby="pay-title">
-      <h2 id="pay-title">Payment</h2>
-      ${paymentTermsList(facts)}
-    </section>
-    <section aria-labelledby="rules-title">
-      <h2 id="rules-title">Rules worth knowing</h2>
-      <ul>
+        <p>
+          What each piece proves, and what not: <a href="/trust">/trust</a>, as JSON in
+          <code>evidence</code> of <a href="/api/trust">/api/trust</a>.
+        </p>`,
+    )}
+    ${section('pay', 'Payment', html`${paymentTermsList(facts)}`)}
+    ${section(
+      'rules',
+      'Rules worth knowing',
+      html`<ul>
         ${buildActionCatalog(facts, null).conventions.map((line) => html`<li>${line}</li>`)}
-      </ul>
-    </section>`;
+      </ul>`,
+    )}`;
   return renderPage(facts.ctx.config, {
     path: '/agents',
     title: 'For agents and programs',
@@ -135,17 +136,19 @@ export function renderPricing(facts: Facts): string {
         ${terms.required ? 'per proof, paid per request with x402: no account, no subscription.' : 'in demo mode: this instance creates proofs without payment.'}
       </p>
     </section>
-    <section aria-labelledby="terms-title">
-      <h2 id="terms-title">Terms</h2>
-      ${paymentTermsList(facts)}
-      <p>
-        A retry with the same idempotency key and content returns the stored proof; it is not a new proof and
-        is not charged again.
-      </p>
-    </section>
-    <section aria-labelledby="free-title">
-      <h2 id="free-title">Always free</h2>
-      <ul>
+    ${section(
+      'terms',
+      'Terms',
+      html`${paymentTermsList(facts)}
+        <p>
+          A retry with the same idempotency key and content returns the stored proof; it is not a new proof
+          and is not charged again.
+        </p>`,
+    )}
+    ${section(
+      'free',
+      'Always free',
+      html`<ul>
         <li>Reading a proof, its page and its badge</li>
         <li>Verifying a proof (<code>/api/verify/proofs/{id}</code>)</li>
         <li>Listing and searching proofs</li>
@@ -153,11 +156,12 @@ export function renderPricing(facts: Facts): string {
           Every document for agents: <a href="/api/quickstart">quickstart</a>,
           <a href="/api/actions">actions</a>, <a href="/openapi.json">OpenAPI</a>
         </li>
-      </ul>
-    </section>
-    <section aria-labelledby="limits-title">
-      <h2 id="limits-title">Limits</h2>
-      <table class="table">
+      </ul>`,
+    )}
+    ${section(
+      'limits',
+      'Limits',
+      html`<table class="table">
         <tbody>
           <tr>
             <th scope="row">Requests</th>
@@ -189,8 +193,8 @@ export function renderPricing(facts: Facts): string {
             <td>${limits.searchLimitDefault} proofs by default, at most ${limits.searchLimitMax}</td>
           </tr>
         </tbody>
-      </table>
-    </section>`;
+      </table>`,
+    )}`;
   return renderPage(facts.ctx.config, {
     path: '/pricing',
     title: 'Pricing',

@@ -19,24 +19,23 @@ const NETWORK_NAMES: Record<string, string> = {
   'eip155:84532': 'Base Sepolia',
 };
 
+/** The payment fields of what costs nothing: the terms of demo mode, and of every free listing. */
+export const UNPAID = {
+  price: null,
+  amount: null,
+  currency: null,
+  protocol: null,
+  x402Version: null,
+  scheme: null,
+  network: null,
+  payTo: null,
+};
+
 export function paymentTerms(config: Config): PaymentTerms {
   const discoveryUrl = absoluteUrl(config, '/.well-known/x402');
   const x402 = config.paymentMode === 'x402' ? config.x402 : undefined;
   if (x402 === undefined) {
-    return {
-      mode: 'demo',
-      required: false,
-      price: null,
-      amount: null,
-      currency: null,
-      protocol: null,
-      x402Version: null,
-      scheme: null,
-      network: null,
-      networkName: null,
-      payTo: null,
-      discoveryUrl,
-    };
+    return { mode: 'demo', required: false, ...UNPAID, networkName: null, discoveryUrl };
   }
   return {
     mode: 'x402',

@@ -2,10 +2,11 @@ import type { Config } from '../config.ts';
 import type { Proof } from '../proofs/proof-schemas.ts';
 import { anchorsFact } from './anchor-facts.ts';
 import { renderEvidenceChain, renderProofEvidence, type ProofEvidence } from './evidence-chain.ts';
-import { formatUtc, html, type SafeHtml } from './html.ts';
+import { formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 import { absoluteUrl } from './offering.ts';
 import { DOES_NOT_PROVE, PROVES } from './service-documents.ts';
+import { meaningSection } from './trust-pages.ts';
 
 /** A value with a copy button (the button appears only when the script runs). */
 function copyable(id: string, value: string, className = 'hash'): SafeHtml {
@@ -159,28 +160,26 @@ export function renderProofPage(
       >
     </p>
 
-    <section aria-labelledby="evidence-title">
-      <h2 id="evidence-title">Evidence</h2>
-      ${renderEvidenceChain(proof, evidence)} ${renderProofEvidence(proof, evidence)}
-    </section>
-
-    <section class="panel" aria-labelledby="compare-title">
-      <h2 id="compare-title">Check a file against this proof</h2>
-      <p>Pick the file: your browser hashes it and compares. Nothing is uploaded.</p>
-      <p>
-        <input
-          type="file"
-          id="compare-file"
-          data-compare="${proof.contentHash}"
-          aria-describedby="compare-result"
-        />
-      </p>
-      <p id="compare-result" class="compare-result" role="status" aria-live="polite"></p>
-    </section>
-
-    <section aria-labelledby="yourself-title">
-      <h2 id="yourself-title">Check it yourself</h2>
-      <ol class="steps">
+    ${section('evidence', 'Evidence', html`${renderEvidenceChain(proof, evidence)} ${renderProofEvidence(proof, evidence)}`)}
+    ${section(
+      'compare',
+      'Check a file against this proof',
+      html`<p>Pick the file: your browser hashes it and compares. Nothing is uploaded.</p>
+        <p>
+          <input
+            type="file"
+            id="compare-file"
+            data-compare="${proof.contentHash}"
+            aria-describedby="compare-result"
+          />
+        </p>
+        <p id="compare-result" class="compare-result" role="status" aria-live="polite"></p>`,
+      { section: 'panel' },
+    )}
+    ${section(
+      'yourself',
+      'Check it yourself',
+      html`<ol class="steps">
         <li>
           Hash your copy of the content and compare with the content hash above:
           <pre class="code"><code>sha256sum FILE                          # Linux
@@ -198,40 +197,25 @@ Get-FileHash FILE -Algorithm SHA256     # Windows PowerShell</code></pre>
           If you kept the metadata, hash its RFC 8785 canonical JSON with SHA-256 and compare with the
           metadata hash.
         </li>
-      </ol>
-    </section>
-
-    <section aria-labelledby="embed-title">
-      <h2 id="embed-title">Embed the badge</h2>
-      <p>
-        <a href="/proof/${id}"
-          ><img
-            src="/proof/${id}/badge.svg"
-            alt="hashproof badge: ${proof.verified ? 'verified' : 'does not verify'}"
-            height="20"
-        /></a>
-      </p>
-      <p class="snippet-label">Markdown</p>
-      ${copyable('embed-markdown', snippets.markdown, 'snippet')}
-      <p class="snippet-label">HTML</p>
-      ${copyable('embed-html', snippets.html, 'snippet')}
-    </section>
-
-    <section class="two-col" aria-labelledby="meaning-title">
-      <h2 id="meaning-title" class="span-all">What this proof means</h2>
-      <div>
-        <h3>It proves</h3>
-        <ul>
-          ${PROVES.map((line) => html`<li>${line}</li>`)}
-        </ul>
-      </div>
-      <div>
-        <h3>It does not prove</h3>
-        <ul>
-          ${DOES_NOT_PROVE.map((line) => html`<li>${line}</li>`)}
-        </ul>
-      </div>
-    </section>
+      </ol>`,
+    )}
+    ${section(
+      'embed',
+      'Embed the badge',
+      html`<p>
+          <a href="/proof/${id}"
+            ><img
+              src="/proof/${id}/badge.svg"
+              alt="hashproof badge: ${proof.verified ? 'verified' : 'does not verify'}"
+              height="20"
+          /></a>
+        </p>
+        <p class="snippet-label">Markdown</p>
+        ${copyable('embed-markdown', snippets.markdown, 'snippet')}
+        <p class="snippet-label">HTML</p>
+        ${copyable('embed-html', snippets.html, 'snippet')}`,
+    )}
+    ${meaningSection('What this proof means', PROVES, DOES_NOT_PROVE)}
   </article>`;
   return renderPage(config, {
     path: `/proof/${id}`,

@@ -1,17 +1,10 @@
 import type { Static } from 'typebox';
-import { NotarizeBody, Proof, SearchQuery } from '../proofs/proof-schemas.ts';
+import { Proof } from '../proofs/proof-schemas.ts';
 import type { Listing, Marketplace, Status, TrustSummary } from './document-schemas.ts';
 import { evidenceKinds } from './evidence.ts';
-import {
-  documentLinks,
-  NOTARIZE_PATH,
-  plainSchema,
-  queryTemplate,
-  SERVICE_NAME,
-  SERVICE_SUMMARY,
-  signedFields,
-  type Facts,
-} from './facts.ts';
+import { proofEndpoints, type ProofEndpoint } from './agent-documents.ts';
+import { UNPAID } from './offering.ts';
+import { documentLinks, SERVICE_NAME, SERVICE_SUMMARY, signedFields, type Facts } from './facts.ts';
 
 /** Builders of /api/trust, /api/status and /marketplace.json, shared with their HTML pages. */
 
@@ -140,25 +133,14 @@ export function buildStatus(facts: Facts, state: RuntimeState): Static<typeof St
   };
 }
 
-const FREE = {
-  model: 'free' as const,
-  price: null,
-  amount: null,
-  currency: null,
-  protocol: null,
-  x402Version: null,
-  scheme: null,
-  network: null,
-  payTo: null,
-};
+const FREE = { model: 'free' as const, ...UNPAID };
 
 export function buildMarketplace(facts: Facts): Static<typeof Marketplace> {
-  const { terms } = facts;
-  const idInput = {
-    type: 'object',
-    required: ['id'],
-    properties: { id: plainSchema(Proof.properties.id) },
-  };
+  // The proof's terms but for what a listing does not carry (its price fields are all null in demo mode).
+  const { mode, required, networkName: _name, discoveryUrl: _url, ...pricing } = facts.terms;
+  // A listing names its endpoint and its input apart.
+  const listed = ({ inputSchema, ...endpoint }: ProofEndpoint) => ({ endpoint, inputSchema });
+  const endpoints = proofEndpoints(facts);
   const listings: Listing[] = [
     {
       id: 'hashproof.notarize',
@@ -168,21 +150,8 @@ export function buildMarketplace(facts: Facts): Static<typeof Marketplace> {
         'verification API. Only the hash is sent.',
       category: 'timestamping',
       tags: ['timestamp', 'sha256', 'proof', 'provenance', 'notarize'],
-      endpoint: { method: 'POST', urlTemplate: facts.url(NOTARIZE_PATH) },
-      pricing: terms.required
-        ? {
-            model: 'fixed',
-            price: terms.price,
-            amount: terms.amount,
-            currency: terms.currency,
-            protocol: terms.protocol,
-            x402Version: terms.x402Version,
-            scheme: terms.scheme,
-            network: terms.network,
-            payTo: terms.payTo,
-          }
-        : FREE,
-      inputSchema: plainSchema(NotarizeBody),
+      ...listed(endpoints.notarize),
+      pricing: { model: required ? 'fixed' : 'free', ...pricing },
       docs: facts.url('/api/quickstart'),
     },
     {
@@ -191,9 +160,8 @@ export function buildMarketplace(facts: Facts): Static<typeof Marketplace> {
       summary: 'Recomputes the signature of any proof now and returns the full verification report.',
       category: 'verification',
       tags: ['verify', 'proof'],
-      endpoint: { method: 'GET', urlTemplate: facts.url('/api/verify/proofs/{id}') },
+      ...listed(endpoints.verify),
       pricing: FREE,
-      inputSchema: idInput,
       docs: facts.url('/trust'),
     },
     {
@@ -202,9 +170,8 @@ export function buildMarketplace(facts: Facts): Static<typeof Marketplace> {
       summary: 'Finds the proofs of a content hash, or by id, label, metadata hash or account.',
       category: 'search',
       tags: ['search', 'proof'],
-      endpoint: { method: 'GET', urlTemplate: facts.url('/api/proofs/search') + queryTemplate(SearchQuery) },
+      ...listed(endpoints.search),
       pricing: FREE,
-      inputSchema: plainSchema(SearchQuery),
       docs: facts.url('/api/actions'),
     },
   ];
@@ -216,7 +183,7 @@ export function buildMarketplace(facts: Facts): Static<typeof Marketplace> {
       description: SERVICE_SUMMARY,
       version: facts.version,
     },
-    mode: terms.mode,
+    mode,
     listings,
     links: documentLinks(facts),
   };

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import type { Marketplace, TrustSummary } from './document-schemas.ts';
 import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import type { Facts } from './facts.ts';
-import { formatCount, formatUtc, html, type SafeHtml } from './html.ts';
+import { formatCount, formatUtc, html, section, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
 
 const yesNo = (value: boolean): SafeHtml =>
@@ -39,49 +39,75 @@ const LINK_NAMES: Record<string, string> = {
 
 /** The evidence a proof carries, one card a kind: what it proves, what not, how to check it without us. */
 function evidenceSection(evidence: TrustSummary['evidence']): SafeHtml {
-  return html`<section aria-labelledby="evidence-title">
-    <h2 id="evidence-title">The evidence in a proof</h2>
-    <p>
-      Only the HMAC signature needs this service. Everything else can be checked without us:
-      <code>npx hashproof verify FILE --online</code> checks them all, OpenSSL checks the RFC 3161 tokens, and
-      the public keys are in <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a> (keep a copy you
-      fetched once: that copy is what you trust).
-    </p>
-    <ol class="evidence-kinds">
-      ${evidence.map(
-        (item) =>
-          html`<li id="evidence-${item.kind}">
-            <h3>
-              ${item.name} ${item.issued ? '' : html`<span class="tag tag-no">not on this instance</span>`}
-            </h3>
-            <dl class="facts">
-              <div>
-                <dt>Where</dt>
-                <dd><code>${item.field}</code></dd>
-              </div>
-              <div>
-                <dt>Proves</dt>
-                <dd>${item.proves}</dd>
-              </div>
-              <div>
-                <dt>Does not prove</dt>
-                <dd>${item.doesNotProve}</dd>
-              </div>
-              <div>
-                <dt>Check it without us</dt>
-                <dd>
-                  ${item.checkWithoutUs}
-                  ${item.command === null ? '' : html`<pre class="code"><code>${item.command}</code></pre>`}
-                  <ul class="evidence-links">
-                    ${Object.entries(item.links).map(([name, url]) => evidenceLink(LINK_NAMES[name] ?? name, url))}
-                  </ul>
-                </dd>
-              </div>
-            </dl>
-          </li>`,
-      )}
-    </ol>
-  </section>`;
+  return section(
+    'evidence',
+    'The evidence in a proof',
+    html`<p>
+        Only the HMAC signature needs this service. Everything else can be checked without us:
+        <code>npx hashproof verify FILE --online</code> checks them all, OpenSSL checks the RFC 3161 tokens,
+        and the public keys are in <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a> (keep a copy you
+        fetched once: that copy is what you trust).
+      </p>
+      <ol class="evidence-kinds">
+        ${evidence.map(
+          (item) =>
+            html`<li id="evidence-${item.kind}">
+              <h3>
+                ${item.name} ${item.issued ? '' : html`<span class="tag tag-no">not on this instance</span>`}
+              </h3>
+              <dl class="facts">
+                <div>
+                  <dt>Where</dt>
+                  <dd><code>${item.field}</code></dd>
+                </div>
+                <div>
+                  <dt>Proves</dt>
+                  <dd>${item.proves}</dd>
+                </div>
+                <div>
+                  <dt>Does not prove</dt>
+                  <dd>${item.doesNotProve}</dd>
+                </div>
+                <div>
+                  <dt>Check it without us</dt>
+                  <dd>
+                    ${item.checkWithoutUs}
+                    ${item.command === null ? '' : html`<pre class="code"><code>${item.command}</code></pre>`}
+                    <ul class="evidence-links">
+                      ${Object.entries(item.links).map(([name, url]) => evidenceLink(LINK_NAMES[name] ?? name, url))}
+                    </ul>
+                  </dd>
+                </div>
+              </dl>
+            </li>`,
+        )}
+      </ol>`,
+  );
+}
+
+/** What a proof proves and what it does not, side by side (the trust page and each proof's page). */
+export function meaningSection(
+  heading: string,
+  proves: readonly string[],
+  doesNotProve: readonly string[],
+): SafeHtml {
+  const list = (lines: readonly string[]) =>
+    html`<ul>
+      ${lines.map((line) => html`<li>${line}</li>`)}
+    </ul>`;
+  return section(
+    'meaning',
+    heading,
+    html`<div>
+        <h3>It proves</h3>
+        ${list(proves)}
+      </div>
+      <div>
+        <h3>It does not prove</h3>
+        ${list(doesNotProve)}
+      </div>`,
+    { section: 'two-col', heading: 'span-all' },
+  );
 }
 
 /** `/trust`: the trust summary of /api/trust, for people. */
@@ -92,25 +118,12 @@ export function renderTrust(facts: Facts, trust: TrustSummary): string {
       What a hashproof proof is worth, how it is made, and what this service keeps. The same summary as JSON:
       <a href="/api/trust">/api/trust</a>.
     </p>
-    <section class="two-col" aria-labelledby="meaning-title">
-      <h2 id="meaning-title" class="span-all">What a proof means</h2>
-      <div>
-        <h3>It proves</h3>
-        <ul>
-          ${trust.proves.map((line) => html`<li>${line}</li>`)}
-        </ul>
-      </div>
-      <div>
-        <h3>It does not prove</h3>
-        <ul>
-          ${trust.doesNotProve.map((line) => html`<li>${line}</li>`)}
-        </ul>
-      </div>
-    </section>
+    ${meaningSection('What a proof means', trust.proves, trust.doesNotProve)}
     ${evidenceSection(trust.evidence)}
-    <section aria-labelledby="signing-title">
-      <h2 id="signing-title">Signing</h2>
-      <dl class="facts">
+    ${section(
+      'signing',
+      'Signing',
+      html`<dl class="facts">
         <div>
           <dt>Algorithm</dt>
           <dd><code>${signing.algorithm}</code></dd>
@@ -134,11 +147,12 @@ export function renderTrust(facts: Facts, trust: TrustSummary): string {
           <dt>Verification</dt>
           <dd>${signing.verification} <code>/api/verify/proofs/{id}</code></dd>
         </div>
-      </dl>
-    </section>
-    <section aria-labelledby="data-title">
-      <h2 id="data-title">What is stored</h2>
-      <table class="table">
+      </dl>`,
+    )}
+    ${section(
+      'data',
+      'What is stored',
+      html`<table class="table">
         <tbody>
           <tr>
             <th scope="row">Your content</th>
@@ -180,11 +194,12 @@ export function renderTrust(facts: Facts, trust: TrustSummary): string {
             </td>
           </tr>
         </tbody>
-      </table>
-    </section>
-    <section aria-labelledby="security-title">
-      <h2 id="security-title">Security</h2>
-      ${
+      </table>`,
+    )}
+    ${section(
+      'security',
+      'Security',
+      html`${
         security.contact === null
           ? html`<p id="security-contact">
               No security contact is configured on this instance: its operator has not set one
@@ -194,8 +209,8 @@ export function renderTrust(facts: Facts, trust: TrustSummary): string {
               Report a vulnerability to ${contactLink(security.contact)}. Machine-readable:
               <a href="/.well-known/security.txt">/.well-known/security.txt</a> (RFC 9116).
             </p>`
-      }
-    </section>`;
+      }`,
+    )}`;
   return renderPage(facts.ctx.config, {
     path: '/trust',
     title: 'Trust',

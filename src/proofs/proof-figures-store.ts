@@ -1,7 +1,8 @@
 import { CompiledQuery, sql } from 'kysely';
+import type { Insertable } from 'kysely';
 import type { Db, DatabaseHandle } from '../db/index.ts';
+import type { ProofsTable } from '../db/schema.ts';
 import type { PaidVia, ProofFigures } from '../stats/stats-service.ts';
-import type { NewProofRow } from './proofs-store.ts';
 
 const DAY_MS = 86_400_000;
 /** SQLite: the day counts to add, as one JSON parameter of [day, created_via, count] triples. */
@@ -9,20 +10,21 @@ const ADD_TO_COUNTS = CompiledQuery.raw(
   'insert into proof_counts (day, created_via, count) select value ->> 0, value ->> 1, value ->> 2 from json_each(?) where true on conflict (day, created_via) do update set count = count + excluded.count',
 );
 
+/** What the per-day counts read of a new proof's row: its day and the way it was created. */
+type CountedRow = Pick<Insertable<ProofsTable>, 'created_at' | 'created_via'>;
+
 /**
- * Adds the inserted rows to the per-day counts (migration 0008), in the caller's transaction. The
+ * Adds newly inserted rows to the per-day counts (migration 0008), in the caller's transaction. The
  * counts are updated in one order (day, then way), so two PostgreSQL transactions that touch the same
  * counts wait for each other instead of deadlocking.
  */
 export async function addToCounts(
   db: Db,
   engine: DatabaseHandle['engine'],
-  rows: NewProofRow[],
-  inserted: Set<string>,
+  inserted: CountedRow[],
 ): Promise<void> {
   const counts = new Map<string, [number, string, number]>();
-  for (const row of rows) {
-    if (!inserted.has(row.id)) continue;
+  for (const row of inserted) {
     const day = Math.floor(Number(row.created_at) / DAY_MS);
     const key = `${String(day).padStart(12, '0')} ${row.created_via}`;
     const entry = counts.get(key) ?? [day, row.created_via, 0];

@@ -136,9 +136,7 @@ export async function insertProofs(db: Db, engine: Engine, rows: NewProofRow[]):
       .onConflict((oc) => oc.columns(['idempotency_scope', 'idempotency_key']).doNothing())
       .returning('id')
       .execute();
-    const ids = new Set(inserted.map((row) => row.id));
-    await addToCounts(db, engine, rows, ids);
-    return ids;
+    return countInserted(db, engine, rows, inserted);
   }
   const inserted = (
     await db.executeQuery<{ id: string; seq: number }>({
@@ -152,8 +150,22 @@ export async function insertProofs(db: Db, engine: Engine, rows: NewProofRow[]):
     for (const { seq } of inserted) [low, high] = [Math.min(low, seq), Math.max(high, seq)];
     await db.executeQuery({ ...INDEX_LABELS, parameters: [low, high] });
   }
+  return countInserted(db, engine, rows, inserted);
+}
+
+/** Adds the rows actually inserted to the per-day counts; returns their ids. */
+async function countInserted(
+  db: Db,
+  engine: Engine,
+  rows: NewProofRow[],
+  inserted: { id: string }[],
+): Promise<Set<string>> {
   const ids = new Set(inserted.map((row) => row.id));
-  await addToCounts(db, engine, rows, ids);
+  await addToCounts(
+    db,
+    engine,
+    rows.filter((row) => ids.has(row.id)),
+  );
   return ids;
 }
 

@@ -1,4 +1,4 @@
-import type { AccountsService } from '../accounts/accounts-service.ts';
+import { ownedFields, type AccountsService } from '../accounts/accounts-service.ts';
 import type { IdGenerator } from '../core/ids.ts';
 import { generateWebhookSecret } from '../core/secrets.ts';
 import type { Db } from '../db/index.ts';
@@ -170,13 +170,10 @@ export class WebhooksService {
 
 function toWebhook(row: WebhookRow): Webhook {
   return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
+    ...ownedFields(row),
     url: row.url,
     events: JSON.parse(row.events) as string[],
     status: row.status === 'disabled' ? 'disabled' : 'active',
-    createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
   };
 }

@@ -1,7 +1,8 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/index.ts';
 import { isPlausibleId } from '../core/ids.ts';
 import type {
+  Database,
   WebhookDeliveriesTable,
   WebhookEventsTable,
   WebhooksTable,
@@ -12,6 +13,16 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type TaskRow = Selectable<WebhookTasksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 type EventRow = Selectable<WebhookEventsTable>;
+
+/**
+ * Orders a list of webhooks or of deliveries the way each is shown: by creation time, ties by id, oldest
+ * first (`asc`) or newest first (`desc`).
+ */
+function byCreation(direction: 'asc' | 'desc') {
+  return <T extends 'webhooks' | 'webhook_deliveries', O>(
+    query: SelectQueryBuilder<Database, T, O>,
+  ): SelectQueryBuilder<Database, T, O> => query.orderBy('created_at', direction).orderBy('id', direction);
+}
 
 export async function insertWebhook(db: Db, row: Insertable<WebhooksTable>): Promise<void> {
   await db.insertInto('webhooks').values(row).execute();
@@ -27,8 +38,7 @@ export async function listWebhooks(db: Db, accountId: string): Promise<WebhookRo
     .selectFrom('webhooks')
     .selectAll()
     .where('account_id', '=', accountId)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
+    .$call(byCreation('asc'))
     .execute();
 }
 
@@ -124,8 +134,7 @@ export async function recentDeliveries(db: Db, webhookId: string, limit: number)
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('webhook_id', '=', webhookId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .$call(byCreation('desc'))
     .limit(limit)
     .execute();
 }
