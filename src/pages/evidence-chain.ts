@@ -201,9 +201,9 @@ export function renderProofEvidence(proof: Proof, evidence: ProofEvidence): Safe
       </li>
     </ul>
     <p>
-      Check it all without us, with the proof file that <code>npx hashproof stamp FILE</code> writes:
-      <code>npx hashproof verify FILE --keys hashproof-keys.json</code> (offline), or <code>--online</code> to
-      add the HMAC check. The public keys: <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a>. What
-      each piece proves and does not: <a href="/trust">Trust</a>.
+      Check it all without us, with the proof file that <code>hashproof stamp FILE</code> writes:
+      <code>hashproof verify FILE --keys hashproof-keys.json</code> (offline), or <code>--online</code> to add
+      the HMAC check. The public keys: <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a>. What each
+      piece proves and does not: <a href="/trust">Trust</a>.
     </p>`;
 }

@@ -57,7 +57,7 @@ describe('the evidence a proof carries, on the pages and in /api/trust', () => {
     const page = await getPage(server, '/trust');
     for (const kind of KINDS) assert.ok(page.includes(`<li id="evidence-${kind}">`), kind);
     assert.ok(page.includes(`<a href="${KEYS}">${KEYS}</a>`));
-    assert.ok(page.includes('<code>npx hashproof verify FILE --online</code>'));
+    assert.ok(page.includes('<code>hashproof verify FILE --online</code>'));
     assert.ok(page.includes('<a href="/api/tsa/certs.pem">/api/tsa/certs.pem</a>'));
     assert.ok(page.includes('<code>/api/proofs/{id}/timestamp.tsr</code>'), 'a template is text, not a link');
     assert.equal(page.match(/not on this instance/g)?.length, 2, 'the two outside anchors');
@@ -67,7 +67,12 @@ describe('the evidence a proof carries, on the pages and in /api/trust', () => {
     const agents = await getPage(server, '/agents');
     assert.ok(agents.includes(`<a href="${KEYS}">${BASE}${KEYS}</a>`));
     assert.ok(agents.includes(`curl -s ${BASE}${KEYS} &gt; hashproof-keys.json`));
-    assert.ok(agents.includes('npx hashproof verify FILE --keys hashproof-keys.json'));
+    assert.ok(agents.includes('hashproof verify FILE --keys hashproof-keys.json'));
+    // Where the command comes from, and never a bare `npx hashproof` that would fetch someone else's package.
+    assert.ok(agents.includes('<code>npm run hashproof -- verify FILE</code>'));
+    for (const page of [agents, await getPage(server, '/trust')]) {
+      assert.doesNotMatch(page.replace('<code>npx hashproof</code> would fetch', ''), /npx hashproof/);
+    }
     const llms = await api(server.baseUrl, '/llms.txt');
     assert.ok(llms.text.includes(`- [Keys manifest](${BASE}${KEYS}): `));
     const home = await getPage(server, '/');

@@ -47,7 +47,7 @@ export function evidenceKinds(config: Config, url: (path: string) => string): Ev
       doesNotProve: 'anything to someone without the secret key: only this service can check it',
       checkWithoutUs:
         'It cannot be: only the service holds the key. Ask it (the verification report), or rely on the other evidence.',
-      command: 'npx hashproof verify FILE --online',
+      command: 'hashproof verify FILE --online',
       links: { verify: url('/api/verify/proofs/{id}') },
     },
     {
@@ -60,7 +60,7 @@ export function evidenceKinds(config: Config, url: (path: string) => string): Ev
         "that the key is the service's (a copy of the keys manifest you trust says so); that the clock was right",
       checkWithoutUs:
         'Offline, with the receipt key of the keys manifest: hashproof verify, or openssl pkeyutl -verify over the signing message.',
-      command: 'npx hashproof verify FILE --keys hashproof-keys.json',
+      command: 'hashproof verify FILE --keys hashproof-keys.json',
       links: { keys: keys, proof: url('/api/proofs/{id}') },
     },
     {
@@ -89,7 +89,7 @@ export function evidenceKinds(config: Config, url: (path: string) => string): Ev
         'that everyone is shown the same tree, or that it is never rewritten: that takes consistency proofs and outside anchors',
       checkWithoutUs:
         "Offline, with the tlog-proof file and the log's verifier key of the keys manifest: hash the leaf, fold the audit path, check the checkpoint's signature.",
-      command: 'npx hashproof verify FILE',
+      command: 'hashproof verify FILE',
       links: {
         tlogProof: url('/api/proofs/{id}/tlog-proof'),
         inclusion: url('/api/proofs/{id}/inclusion'),

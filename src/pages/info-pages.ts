@@ -99,11 +99,14 @@ export function renderAgents(facts: Facts): string {
           <a href="${KEYS_MANIFEST_PATH}">${facts.url(KEYS_MANIFEST_PATH)}</a>. With it, an agent checks a
           proof without asking this service: the Ed25519 receipt, the RFC 3161 token (also with
           <code>openssl ts -verify</code>) and the proof's place in the transparency log. Only the HMAC
-          signature needs the service (<code>--online</code>).
+          signature needs the service (<code>--online</code>). The <code>hashproof</code> command comes with
+          the service's source: run it in a checkout (<code>npm run hashproof -- verify FILE</code>) or
+          install the checkout's packed tarball (<code>npm pack</code>); <code>npx hashproof</code> would
+          fetch whatever package of that name the npm registry holds.
         </p>
         <pre class="code"><code>curl -s ${facts.url(KEYS_MANIFEST_PATH)} &gt; hashproof-keys.json
-npx hashproof stamp FILE --url ${facts.url('')}   # writes FILE.proof.json with its evidence
-npx hashproof verify FILE --keys hashproof-keys.json</code></pre>
+hashproof stamp FILE --url ${facts.url('')}   # writes FILE.proof.json with its evidence
+hashproof verify FILE --keys hashproof-keys.json</code></pre>
         <p>
           What each piece proves, and what not: <a href="/trust">/trust</a>, as JSON in
           <code>evidence</code> of <a href="/api/trust">/api/trust</a>.

@@ -44,8 +44,8 @@ function evidenceSection(evidence: TrustSummary['evidence']): SafeHtml {
     'The evidence in a proof',
     html`<p>
         Only the HMAC signature needs this service. Everything else can be checked without us:
-        <code>npx hashproof verify FILE --online</code> checks them all, OpenSSL checks the RFC 3161 tokens,
-        and the public keys are in <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a> (keep a copy you
+        <code>hashproof verify FILE --online</code> checks them all, OpenSSL checks the RFC 3161 tokens, and
+        the public keys are in <a href="${KEYS_MANIFEST_PATH}">${KEYS_MANIFEST_PATH}</a> (keep a copy you
         fetched once: that copy is what you trust).
       </p>
       <ol class="evidence-kinds">
