@@ -75,21 +75,6 @@ export function newNodes(oldSize: number, newSize: number): { level: number; ind
   return nodes;
 }
 
-/**
- * Adds to `nodes` the hash of each interior node in `created` (lowest level first, as `newNodes` lists
- * them), from its two children, which must be in `nodes` by then.
- */
-export function addInteriorNodes(
-  nodes: Map<string, Uint8Array>,
-  created: readonly { level: number; index: number }[],
-): void {
-  const get = getterOf(nodes);
-  for (const { level, index } of created) {
-    if (level > 0)
-      nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
-  }
-}
-
 export const nodeKey = (level: number, index: number): string => `${level}/${index}`;
 
 /** The nodes `compute` reads, found by running it once with placeholder hashes (the shape does not depend on them). */
