@@ -13,6 +13,6 @@ export interface LeafSource {
   assignLeafIndexes(trx: Db, entries: { seq: number; leafIndex: number }[]): Promise<void>;
   /** How many entries wait for a leaf index, and when the oldest of them was made (ms). */
   backlog(): Promise<{ count: number; oldestCreatedAt: number | null }>;
-  /** The leaves at indexes [first, first + count), in order; fewer when some are not in the log. */
+  /** The leaves at indexes [first, first + count), in order; fewer when some are not integrated. */
   leaves(first: number, count: number): Promise<Buffer[]>;
 }

@@ -164,9 +164,9 @@ test('LogService over SQLite holding the vector tree: tiles equal Tessera byte f
 });
 
 // What entries() writes cannot equal Tessera's bytes (different leaves), so instead: real proofs are
-// sequenced by the real sequencer, and the bundle it serves must parse with the reader that parses
+// integrated by the real sequencer, and the bundle it serves must parse with the reader that parses
 // Tessera's bundle and agree with its own tile and signed root.
-test('LogService entry bundles of sequenced proofs parse as C2SP bundles and match its tile and root', async () => {
+test('LogService entry bundles of integrated proofs parse as C2SP bundles and match its tile and root', async () => {
   const handle = await openDatabase({ engine: 'sqlite', path: ':memory:' });
   try {
     const { db } = handle;
@@ -194,7 +194,7 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
           tst_format: 'seconds',
         })
         .execute();
-      // Two sequencing steps (6 then 9 proofs), so the bundle spans batches.
+      // Two steps of the sequencer (6 then 9 proofs), so the bundle spans batches.
       if (i === 5 || i === 14) assert.equal(await sequencer.integrate(), i === 5 ? 6 : 9);
     }
     const bundle = await log.entries(0, 15);
