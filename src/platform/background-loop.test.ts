@@ -50,8 +50,9 @@ function harness(t: TestContext, retry = { firstMs: 1_000, maxMs: 4_000 }) {
     get mostAtOnce() {
       return mostAtOnce;
     },
-    /** Finishes step `n` (1-based) and lets the loop go on to its wait. */
+    /** Finishes step `n` (1-based) once it has started, and lets the loop go on to its wait. */
     async finish(n: number, finish: { answer?: NextStep; error?: Error }) {
+      await started(n);
       starts[n - 1]!(finish);
       await settle();
     },
@@ -63,13 +64,11 @@ test('the first step runs at once; the next after the delay it returned, not soo
   const h = harness(t);
   h.loop.start();
   h.loop.start(); // a second start changes nothing
-  await h.started(1);
   await h.finish(1, { answer: 500 });
   h.tick(499);
   await h.settle();
   assert.equal(h.starts.length, 1, 'still waiting');
   h.tick(1);
-  await h.started(2);
   await h.finish(2, { answer: 500 });
   await h.loop.stop();
   assert.equal(h.starts.length, 2);
@@ -81,7 +80,6 @@ test(
   async (t) => {
     const h = harness(t);
     h.loop.start();
-    await h.started(1);
     await h.finish(1, { answer: 60_000 });
     h.loop.nudge();
     await h.started(2); // no time has passed
@@ -103,7 +101,6 @@ test(
 test('a hold gathers the nudges that come during it into one step when it ends', BOUNDED, async (t) => {
   const h = harness(t);
   h.loop.start();
-  await h.started(1);
   await h.finish(1, { answer: { ms: 250, holdMs: 100 } });
   h.loop.nudge();
   h.tick(99);
@@ -121,7 +118,6 @@ test('a hold gathers the nudges that come during it into one step when it ends',
   await h.settle();
   assert.equal(h.starts.length, 2);
   h.tick(1);
-  await h.started(3);
   await h.finish(3, { answer: 60_000 });
   await h.loop.stop();
 });
@@ -132,7 +128,6 @@ test(
   async (t) => {
     const h = harness(t);
     h.loop.start();
-    await h.started(1);
     await h.finish(1, { error: new Error('database away') });
     const waits: number[] = [];
     for (let n = 2; n <= 4; n++) {
@@ -142,7 +137,6 @@ test(
       await h.settle();
       assert.equal(h.starts.length, n - 1, `not before ${wait} ms`);
       h.tick(1);
-      await h.started(n);
       await h.finish(n, { error: new Error('database away') });
     }
     waits.push(h.logged.at(-1)!.retryInMs);
@@ -154,10 +148,8 @@ test(
 
     // It recovers: a step that succeeds is followed by the wait it asks for, and the count starts again.
     h.tick(4_000);
-    await h.started(5);
     await h.finish(5, { answer: 60_000 });
     h.loop.nudge();
-    await h.started(6);
     await h.finish(6, { error: new Error('once') });
     assert.equal(h.logged.at(-1)!.retryInMs, 1_000);
     await h.loop.stop();
@@ -187,7 +179,6 @@ test(
 
     // Started again, it runs; stopped while waiting (even in a hold), it ends at once.
     h.loop.start();
-    await h.started(2);
     await h.finish(2, { answer: { ms: 60_000, holdMs: 30_000 } });
     await h.loop.stop();
     assert.equal(h.starts.length, 2);
@@ -205,7 +196,6 @@ test(
     h.loop.start();
     await h.finish(1, { answer: 0 });
     await stopping;
-    await h.started(2);
     await h.finish(2, { answer: 60_000 });
     assert.equal(h.mostAtOnce, 1);
     await h.loop.stop();
