@@ -18,11 +18,11 @@ const BATCH = 512;
 /** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
 const IDLE_POLL_MS = 250;
 /**
- * After a step that integrated proofs, while more keep arriving, the sequencer waits this long so the
- * next batch gathers them: one transaction and one signed checkpoint per 100 ms of proofs rather than
- * per commit of the writer. Longer steps cost less per proof (20 → 100 ms: 8–10 % more proofs/s under
- * full load, no gain beyond), and a proof still reaches a signed tree in about a tenth of a second
- * (docs/decisions.md, "Log steps of 100 ms").
+ * When commits nudged the sequencer during a step that integrated proofs (more keep arriving), the
+ * next step waits this long, so that it gathers theirs: one transaction and one signed checkpoint per
+ * 100 ms of proofs rather than per commit of the writer. Longer steps cost less per proof (20 → 100 ms:
+ * 8–10 % more proofs/s under full load, no gain beyond), and a proof still reaches a signed tree in
+ * about a tenth of a second (docs/decisions.md, "Log steps of 100 ms").
  */
 const GATHER_MS = 100;
 
@@ -88,7 +88,7 @@ export class Sequencer {
       throw error;
     }
     if (integrated === BATCH) return 0;
-    // Proofs keep coming with a nudge each: the next step gathers those of GATHER_MS.
+    // Nudged meanwhile, the next step gathers the proofs of GATHER_MS; else it waits for a nudge.
     return integrated > 0 ? { ms: IDLE_POLL_MS, holdMs: GATHER_MS } : IDLE_POLL_MS;
   }
 

@@ -98,29 +98,33 @@ test(
   },
 );
 
-test('a hold gathers the nudges that come during it into one step when it ends', BOUNDED, async (t) => {
-  const h = harness(t);
-  h.loop.start();
-  await h.finish(1, { answer: { ms: 250, holdMs: 100 } });
-  h.loop.nudge();
-  h.tick(99);
-  h.loop.nudge();
-  await h.settle();
-  assert.equal(h.starts.length, 1, 'held');
-  h.tick(1);
-  await h.started(2);
-  // Without a nudge, the next step comes after `ms` in all.
-  await h.finish(2, { answer: { ms: 250, holdMs: 100 } });
-  h.tick(100);
-  await h.settle();
-  assert.equal(h.starts.length, 2);
-  h.tick(149);
-  await h.settle();
-  assert.equal(h.starts.length, 2);
-  h.tick(1);
-  await h.finish(3, { answer: 60_000 });
-  await h.loop.stop();
-});
+test(
+  'a hold: nudges during a step start the next only after it, gathered; without them the loop waits as usual',
+  BOUNDED,
+  async (t) => {
+    const h = harness(t);
+    const held = { ms: 250, holdMs: 100 };
+    h.loop.start();
+    await h.started(1);
+    h.loop.nudge();
+    await h.finish(1, { answer: held });
+    h.tick(99);
+    h.loop.nudge();
+    await h.settle();
+    assert.equal(h.starts.length, 1, 'held, nudged again or not');
+    h.tick(1);
+    await h.finish(2, { answer: held }); // one step for both nudges
+    h.loop.nudge(); // no nudge during step 2: this one wakes the loop at once
+    await h.finish(3, { answer: held });
+    h.tick(249);
+    await h.settle();
+    assert.equal(h.starts.length, 3, 'no nudge: the wait is `ms`');
+    h.tick(1);
+    await h.finish(4, { answer: 60_000 });
+    assert.equal(h.starts.length, 4);
+    await h.loop.stop();
+  },
+);
 
 test(
   'a failing step is logged and tried again after a wait that doubles up to its bound, then recovers',
@@ -177,11 +181,16 @@ test(
     await h.settle();
     assert.equal(h.starts.length, 1);
 
-    // Started again, it runs; stopped while waiting (even in a hold), it ends at once.
+    // Started again, it runs; stopped while waiting, even in a hold, it ends at once.
     h.loop.start();
-    await h.finish(2, { answer: { ms: 60_000, holdMs: 30_000 } });
+    await h.finish(2, { answer: 60_000 });
     await h.loop.stop();
-    assert.equal(h.starts.length, 2);
+    h.loop.start();
+    await h.started(3);
+    h.loop.nudge();
+    await h.finish(3, { answer: { ms: 60_000, holdMs: 30_000 } });
+    await h.loop.stop();
+    assert.equal(h.starts.length, 3);
   },
 );
 

@@ -1,10 +1,10 @@
 import type { Logger } from './log-options.ts';
 
 /**
- * When the next step runs, as a step returns it: after `ms`, or as soon as the loop is nudged. The
- * form with `holdMs` keeps the next step from running sooner than that, whatever nudges come in the
- * meantime: they are gathered into that one step (the sequencer does this under load, so that one
- * step integrates the proofs of many commits).
+ * When the next step runs, as a step returns it: after `ms`, or as soon as the loop is nudged. With
+ * `holdMs`, nudges that came while the step ran start the next one only `holdMs` after it, and the
+ * nudges of that time go with them into that one step (the sequencer does this under load, so that
+ * one step integrates the proofs of many commits); without such nudges the loop waits as usual.
  */
 export type NextStep = number | { ms: number; holdMs: number };
 
@@ -34,7 +34,7 @@ export class BackgroundLoop {
   readonly #o: BackgroundLoopOptions;
   /** The loop started last; `active` turns false when it is stopped. */
   #current: { active: boolean; done: Promise<void> } | undefined;
-  /** A nudge came since the running step started (or during the hold after it). */
+  /** A nudge came since the running step started. */
   #isNudged = false;
   /** Ends the current wait; `#wakeOnNudge` says whether a nudge may. */
   #endWait: (() => void) | undefined;
@@ -79,9 +79,12 @@ export class BackgroundLoop {
     while (run.active) {
       this.#isNudged = false;
       const { ms, holdMs } = await this.#step();
-      if (holdMs > 0 && run.active) await this.#wait(holdMs, false);
-      if (this.#isNudged || !run.active) continue;
-      await this.#wait(ms - holdMs, true);
+      if (!run.active) break;
+      if (this.#isNudged) {
+        if (holdMs > 0) await this.#wait(holdMs, false);
+        continue;
+      }
+      await this.#wait(ms, true);
     }
   }
 
