@@ -5,7 +5,8 @@ import { nodeHash } from './merkle.ts';
  * RFC 6962 Merkle tree math over stored subtree hashes. A log stores the hash of every complete,
  * aligned subtree (level `l`, index `i` covers leaves [i·2^l, (i+1)·2^l)); every root, inclusion proof,
  * consistency proof and tile is a function of those nodes. The functions take a node getter, so the
- * nodes a computation needs can be listed first (`nodesNeeded`), fetched in one go, then used.
+ * nodes a computation needs can be listed first (`nodesNeeded`), fetched in one go, then used. The
+ * nodes new leaves complete come from the tree's right edge (`integrate`, compact-range.ts).
  */
 
 export type NodeGetter = (level: number, index: number) => Uint8Array;
