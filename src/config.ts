@@ -51,7 +51,7 @@ export interface Config {
   securityContact: string | undefined;
   /** A port of its own for GET /metrics without a key (same HOST); undefined: only on the main port. */
   metricsPort: number | undefined;
-  /** Outside vouchers for the log's checkpoints (docs/deploy.md, "Anchors"); both lists empty: none. */
+  /** Outside anchors of the log's checkpoints (docs/deploy.md, "Anchors"); both lists empty: none. */
   anchors: AnchorConfig;
 }
 

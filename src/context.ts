@@ -5,7 +5,7 @@ import { createIdGenerator, type IdGenerator } from './core/ids.ts';
 import { openDatabase, type DatabaseHandle } from './db/index.ts';
 import { Keyring } from './keys/keyring.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
-import { loggerOptions } from './platform/log-options.ts';
+import { loggerOptions, type Logger } from './platform/log-options.ts';
 import { standardOutput } from './platform/log-output.ts';
 import { ProofsService, type ProofsServiceDeps } from './proofs/proofs-service.ts';
 import { NotarizeBody } from './proofs/proof-schemas.ts';
@@ -71,7 +71,7 @@ export interface ContextOverrides {
   webhookPollIntervalMs?: number;
   webhookTimeoutMs?: number;
   /** Where background loops log; a pino logger at the configured level on standard output when absent. */
-  logger?: pino.Logger;
+  logger?: Logger;
   /** The x402 facilitator client; an HTTP client of X402_FACILITATOR_URL when absent. */
   facilitator?: FacilitatorClient;
   /** Bounds of searches through windows (tests use tiny ones to see every step). */
@@ -83,7 +83,7 @@ export interface ContextOverrides {
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const clock = overrides.clock ?? systemClock;
   const ids = createIdGenerator();
-  const log = overrides.logger ?? pino(loggerOptions(config.logLevel), standardOutput());
+  const logger = overrides.logger ?? pino(loggerOptions(config.logLevel), standardOutput());
   const keyring = Keyring.open(config.signingKeysDir);
   // Before the database opens: a facilitator that cannot take our payments stops start-up at once.
   // The payment packages (viem and the x402 SDK) load only in x402 mode: demo mode starts faster.
@@ -96,7 +96,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
           inputSchema: NotarizeBody,
         })
       : undefined;
-  const database = await openDatabase(config.database, (message) => log.warn(message));
+  const database = await openDatabase(config.database, (message) => logger.warn(message));
   const { db } = database;
   const accounts = new AccountsService({ db, ids, clock });
   const webhookTimeoutMs = overrides.webhookTimeoutMs ?? 15_000;
@@ -107,7 +107,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     engine: database.engine,
     clock,
     ids,
-    log,
+    logger,
     onAttempt: (outcome) => metrics.webhookAttempt(outcome),
     send: createWebhookSender({ timeoutMs: webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls }),
     // A claim outlives one attempt (its timeout) with a margin; a dead instance's claims free up after it.
@@ -129,13 +129,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const logStore = createLogStore(db, database.engine);
   const leaves = proofLeafSource(db, database.engine);
   // The record of the checkpoints the log published, outside the database (docs/deploy.md).
-  const guard = new LogGuard({ dir: config.logStateDir, log });
+  const guard = new LogGuard({ dir: config.logStateDir, logger });
   const transparencyLog = new LogService({
     store: logStore,
     leaves,
     key: keyring.logKey,
     origin: logOrigin(config.publicBaseUrl),
-    log,
+    logger,
     guard,
   });
   await transparencyLog.open();
@@ -145,7 +145,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     config: config.anchors,
     latest: () => transparencyLog.latest(),
     clock,
-    log,
+    logger,
   });
   const sequencer = new Sequencer({
     store: logStore,
@@ -153,7 +153,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     key: keyring.logKey,
     origin: transparencyLog.origin,
     clock,
-    log,
+    logger,
     guard,
     onSigned: (checkpoint) => {
       transparencyLog.remember(checkpoint);

@@ -9,10 +9,10 @@ import { AnchorFailure, type Endpoint, type OutsideClient } from './outside-http
 export { AnchorFailure } from './outside-http.ts';
 
 /**
- * The two kinds of outside voucher for a checkpoint, over HTTP: an RFC 3161 time-stamping authority
- * (RFC 3161 §3.4) and an OpenTimestamps calendar (`POST /digest`, `GET /timestamp/{commitment}`).
- * Every answer is checked before it is returned; anything else is an `AnchorFailure` with a reason fit
- * for the log and /api/status.
+ * The two pieces of a checkpoint's anchor, asked for over HTTP: a token from an RFC 3161 time-stamping
+ * authority (RFC 3161 §3.4) and a submission to an OpenTimestamps calendar (`POST /digest`,
+ * `GET /timestamp/{commitment}`). Every answer is checked before it is returned; anything else is an
+ * `AnchorFailure` with a reason fit for a log line and /api/status.
  */
 
 /** The largest answer read from an authority; tokens are a few kilobytes. */

@@ -113,7 +113,7 @@ export class AnchorStore {
     return row && { treeSize: Number(row.tree_size), createdAt: Number(row.created_at) };
   }
 
-  /** Stores an anchor and its vouchers at once; false when that tree was anchored already. */
+  /** Stores an anchor and its pieces (tokens, calendar submissions) at once; false when that tree was anchored already. */
   async add(anchor: StoredAnchor): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
       const inserted = await trx
@@ -161,7 +161,7 @@ export class AnchorStore {
   async list(limit: number, before?: number): Promise<StoredAnchor[]> {
     let query = this.#db.selectFrom('anchors').selectAll().orderBy('tree_size', 'desc').limit(limit);
     if (before !== undefined) query = query.where('tree_size', '<', before);
-    return this.#withVouchers(await query.execute());
+    return this.#withPieces(await query.execute());
   }
 
   /** The earliest anchor of a tree that holds leaf `leafIndex`. */
@@ -181,10 +181,10 @@ export class AnchorStore {
       );
     }
     const rows = await query.orderBy('tree_size', 'asc').limit(1).execute();
-    return (await this.#withVouchers(rows))[0];
+    return (await this.#withPieces(rows))[0];
   }
 
-  async #withVouchers(
+  async #withPieces(
     rows: {
       tree_size: number;
       root_hash: string;
@@ -304,10 +304,10 @@ export class AnchorStore {
     return row && Number(row.created_at);
   }
 
-  /** The anchor of one tree size, with its vouchers. */
+  /** The anchor of one tree size, with its tokens and calendar submissions. */
   async at(treeSize: number): Promise<StoredAnchor | undefined> {
     const rows = await this.#db.selectFrom('anchors').selectAll().where('tree_size', '=', treeSize).execute();
-    return (await this.#withVouchers(rows))[0];
+    return (await this.#withPieces(rows))[0];
   }
 
   /** Stores the assembled OpenTimestamps part of an anchor (anchor-ots.ts). */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type pino from 'pino';
 import type { AnchorConfig } from '../config.ts';
 import { attestationsOf, readTimestamp } from '../core/opentimestamps.ts';
 import type { SignedCheckpoint } from '../log/log-service.ts';
+import { BackgroundLoop } from '../platform/background-loop.ts';
 import type { Clock } from '../platform/clock.ts';
+import type { Logger } from '../platform/log-options.ts';
 import { checkBitcoinHeader } from '../verify/bitcoin-header.ts';
 import {
   AnchorFailure,
@@ -28,6 +29,8 @@ const MAX_RETRY_MS = 10 * 60_000;
 const MAX_UPGRADE_WAIT_MS = 6 * 3_600_000;
 /** …for this long after submission (Bitcoin confirms a calendar's commitment within hours). */
 const UPGRADE_FOR_MS = 7 * 86_400_000;
+/** A step that failed (the database, most likely) is tried again after 1 s, 2 s, 4 s … at most this long. */
+const MAX_STEP_RETRY_MS = 30_000;
 const UPGRADES_PER_STEP = 20;
 /** One pass (anchoring a checkpoint, or upgrading) makes at most this many requests… */
 export const PASS_REQUESTS = 32;
@@ -78,7 +81,7 @@ interface AnchorWorkerDeps {
   /** The newest signed checkpoint of the log. */
   latest: () => Promise<SignedCheckpoint | undefined>;
   clock: Clock;
-  log: pino.Logger;
+  logger: Logger;
 }
 
 /**
@@ -91,10 +94,8 @@ interface AnchorWorkerDeps {
 export class AnchorWorker {
   readonly #deps: AnchorWorkerDeps;
   readonly #holder = randomUUID();
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  /** Vouchers obtained for a checkpoint but not stored yet (the database failed): stored first next time. */
+  readonly #loop: BackgroundLoop;
+  /** An anchor obtained for a checkpoint but not stored yet (the database failed): stored first next time. */
   #unsaved: StoredAnchor | undefined;
   readonly #client: OutsideClient;
   readonly #authorities: Endpoint[];
@@ -113,6 +114,13 @@ export class AnchorWorker {
     this.#calendars = config.otsCalendars.map((url) => new Endpoint(url));
     this.#headers =
       config.bitcoinHeadersUrl === undefined ? undefined : new Endpoint(config.bitcoinHeadersUrl);
+    this.#loop = new BackgroundLoop({
+      name: 'anchors',
+      // Looks again when the next anchor is due, and at least every POLL_MS (another instance may sign).
+      step: async () => Math.min(await this.step(), POLL_MS),
+      logger: deps.logger,
+      retry: { firstMs: POLL_MS, maxMs: MAX_STEP_RETRY_MS },
+    });
   }
 
   get enabled(): boolean {
@@ -121,45 +129,23 @@ export class AnchorWorker {
   }
 
   start(): void {
-    if (this.#running || !this.enabled) return;
-    this.#running = true;
-    this.#stopping = new AbortController();
-    this.#loop = this.#run();
+    if (!this.enabled) return;
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+    this.#loop.start();
   }
 
+  /** Ends every open request, waits for the step and the upgrade pass under way, and gives up the lease. */
   async stop(): Promise<void> {
-    if (!this.#running) return;
-    this.#running = false;
+    if (!this.enabled) return;
     this.#stopping.abort();
-    this.#wake?.();
-    await this.#loop;
+    await this.#loop.stop();
     await this.#upgrading;
     await this.#deps.store.release(this.#holder).catch(() => undefined);
   }
 
   /** The log grew on this instance: look now rather than at the next poll. */
   nudge(): void {
-    this.#wake?.();
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      let wait = POLL_MS;
-      try {
-        wait = await this.step();
-      } catch (error) {
-        this.#deps.log.warn({ err: error }, 'anchors: step failed, retrying');
-      }
-      if (!this.#running) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, Math.min(wait, POLL_MS)));
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
+    this.#loop.nudge();
   }
 
   /**
@@ -177,7 +163,7 @@ export class AnchorWorker {
       await this.#anchor(checkpoint);
     }
     this.#upgrading ??= this.#upgrade()
-      .catch((error: unknown) => this.#deps.log.warn({ err: error }, 'anchors: upgrade pass failed'))
+      .catch((error: unknown) => this.#deps.logger.warn({ err: error }, 'anchors: upgrade pass failed'))
       .finally(() => {
         this.#upgrading = undefined;
       });
@@ -235,7 +221,7 @@ export class AnchorWorker {
     const added = await this.#deps.store.add(anchor);
     this.#unsaved = undefined;
     if (added) {
-      this.#deps.log.info(
+      this.#deps.logger.info(
         { treeSize: anchor.treeSize, rfc3161: anchor.tokens.length, opentimestamps: anchor.calendars.length },
         'anchors: checkpoint anchored',
       );
@@ -252,7 +238,7 @@ export class AnchorWorker {
     pass: Pass,
     request: (outside: Outside) => Promise<T>,
   ): Promise<T | undefined> {
-    const { store, clock, log } = this.#deps;
+    const { store, clock, logger } = this.#deps;
     let outcome: { result: T } | { reason: string };
     try {
       const result = await pass.run(request);
@@ -268,7 +254,7 @@ export class AnchorWorker {
     const retryIn = Math.min(1_000 * 2 ** (failures - 1), MAX_RETRY_MS);
     try {
       if ('reason' in outcome) {
-        log.warn({ endpoint: endpoint.url, failures, retryInMs: retryIn }, `anchors: ${outcome.reason}`);
+        logger.warn({ endpoint: endpoint.url, failures, retryInMs: retryIn }, `anchors: ${outcome.reason}`);
         await store.endpointResult(endpoint, clock.now(), {
           error: outcome.reason,
           retryAt: clock.now() + retryIn,
@@ -277,7 +263,7 @@ export class AnchorWorker {
         await store.endpointResult(endpoint, clock.now());
       }
     } catch (error) {
-      log.warn({ err: error, endpoint: endpoint.url }, 'anchors: the endpoint health was not recorded');
+      logger.warn({ err: error, endpoint: endpoint.url }, 'anchors: the endpoint health was not recorded');
     }
     return 'result' in outcome ? outcome.result : undefined;
   }
@@ -292,7 +278,7 @@ export class AnchorWorker {
     const results = await Promise.allSettled(due.map((row) => this.#upgradeOne(row, health, pass)));
     for (const result of results) {
       if (result.status === 'rejected')
-        this.#deps.log.warn({ err: result.reason as Error }, 'anchors: an upgrade check failed');
+        this.#deps.logger.warn({ err: result.reason as Error }, 'anchors: an upgrade check failed');
     }
   }
 
@@ -302,7 +288,7 @@ export class AnchorWorker {
    * server is configured, and stored as `claimed` when none is.
    */
   async #upgradeOne(row: DueUpgrade, health: Map<string, EndpointHealth>, pass: Pass): Promise<void> {
-    const { store, clock, config, log } = this.#deps;
+    const { store, clock, config, logger } = this.#deps;
     const key = { treeSize: row.treeSize, calendar: row.calendar };
     const calendar = this.#calendars.find((c) => c.name === row.calendar);
     const endpoint = { url: row.calendar, kind: 'opentimestamps' as const };
@@ -343,7 +329,7 @@ export class AnchorWorker {
       const anchor = await store.at(row.treeSize);
       if (anchor !== undefined)
         await store.setOts(row.treeSize, assembleCalendars(anchor.rootHash, anchor.calendars));
-      log.info(
+      logger.info(
         { treeSize: row.treeSize, calendar: row.calendar, height: claim.height, status },
         status === 'bitcoin'
           ? 'anchors: Bitcoin attests the checkpoint, its block header checked'
@@ -354,7 +340,7 @@ export class AnchorWorker {
     const now = clock.now();
     const wait = Math.min(config.intervalMs * 2 ** row.checks, MAX_UPGRADE_WAIT_MS);
     const giveUp = now + wait - row.submittedAt > UPGRADE_FOR_MS;
-    if (giveUp) log.warn(key, 'anchors: no Bitcoin attestation after 7 days; no longer asking');
+    if (giveUp) logger.warn(key, 'anchors: no Bitcoin attestation after 7 days; no longer asking');
     await store.checked(key, { status: 'pending', nextCheckAt: giveUp ? null : now + wait });
   }
 }

@@ -1,5 +1,5 @@
 import { CompactRange, rangeNodes } from '../core/compact-range.ts';
-import { leafHash, nodeHash, verifyConsistency } from '../core/merkle.ts';
+import { leafHash, verifyConsistency } from '../core/merkle.ts';
 import { parseEntryBundle, tilePath, tileWidth, TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 import { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 import { LogCheckError, LogUncheckedError, type ConsistencyProver } from './log-memory.ts';
@@ -55,8 +55,8 @@ export async function auditEntries(
     return tile;
   };
 
-  // The right edge of the first `from` entries: each subtree of level l is 2^(l mod 8) hashes of one tile
-  // at level ⌊l / 8⌋, hashed together.
+  // The right edge of the first `from` entries: each subtree of level l is the tree of 2^(l mod 8)
+  // hashes of one tile at level ⌊l / 8⌋.
   const edge: Uint8Array[] = [];
   for (const { level, index } of rangeNodes(from)) {
     const tileLevel = Math.floor(level / TILE_HEIGHT);
@@ -64,14 +64,9 @@ export async function auditEntries(
     const first = index * span;
     const tile = await hashTile(tileLevel, Math.floor(first / TILE_WIDTH));
     const offset = (first % TILE_WIDTH) * HASH;
-    let hashes = Array.from({ length: span }, (_, i) =>
-      tile.subarray(offset + i * HASH, offset + (i + 1) * HASH),
-    );
-    while (hashes.length > 1)
-      hashes = Array.from({ length: hashes.length / 2 }, (_, i) =>
-        nodeHash(hashes[2 * i]!, hashes[2 * i + 1]!),
-      );
-    edge.push(hashes[0]!);
+    const subtree = new CompactRange(0, []);
+    for (let i = 0; i < span; i++) subtree.append(tile.subarray(offset + i * HASH, offset + (i + 1) * HASH));
+    edge.push(subtree.root());
   }
   const range = new CompactRange(from, edge);
 

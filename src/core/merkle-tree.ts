@@ -5,7 +5,8 @@ import { nodeHash } from './merkle.ts';
  * RFC 6962 Merkle tree math over stored subtree hashes. A log stores the hash of every complete,
  * aligned subtree (level `l`, index `i` covers leaves [i·2^l, (i+1)·2^l)); every root, inclusion proof,
  * consistency proof and tile is a function of those nodes. The functions take a node getter, so the
- * nodes a computation needs can be listed first (`nodesNeeded`), fetched in one go, then used.
+ * nodes a computation needs can be listed first (`nodesNeeded`), fetched in one go, then used. The
+ * nodes new leaves complete come from the tree's right edge (`integrate`, compact-range.ts).
  */
 
 export type NodeGetter = (level: number, index: number) => Uint8Array;
@@ -73,21 +74,6 @@ export function newNodes(oldSize: number, newSize: number): { level: number; ind
     }
   }
   return nodes;
-}
-
-/**
- * Adds to `nodes` the hash of each interior node in `created` (lowest level first, as `newNodes` lists
- * them), from its two children, which must be in `nodes` by then.
- */
-export function addInteriorNodes(
-  nodes: Map<string, Uint8Array>,
-  created: readonly { level: number; index: number }[],
-): void {
-  const get = getterOf(nodes);
-  for (const { level, index } of created) {
-    if (level > 0)
-      nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
-  }
 }
 
 export const nodeKey = (level: number, index: number): string => `${level}/${index}`;

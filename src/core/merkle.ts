@@ -3,7 +3,7 @@ import { hash } from 'node:crypto';
 /**
  * RFC 6962 / RFC 9162 §2.1 Merkle trees over SHA-256: the leaf and node hashes, and the checks of
  * inclusion and consistency proofs that any verifier runs (the client too). The log computes its roots
- * and proofs from stored nodes with merkle-tree.ts.
+ * and proofs from stored nodes with merkle-tree.ts, and the nodes of new leaves with compact-range.ts.
  */
 
 /*

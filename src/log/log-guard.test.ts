@@ -8,7 +8,8 @@ import { scratchDirs } from '../../test/helper.ts';
 import { rootHash } from '../../test/merkle-reference.ts';
 import { Arrivals } from '../../test/wait.ts';
 import { leafHash } from '../core/merkle.ts';
-import { addInteriorNodes, newNodes, nodeKey } from '../core/merkle-tree.ts';
+import { CompactRange } from '../core/compact-range.ts';
+import { nodeKey } from '../core/merkle-tree.ts';
 import { formatCheckpoint, formatVerifierKey, signNote } from '../core/signed-note.ts';
 import { LogGuard, LogInconsistent, type TreeReader } from './log-guard.ts';
 import { LogStateFiles } from './log-state.ts';
@@ -37,8 +38,10 @@ function checkpointOf(leaves: Buffer[], size: number, key = { privateKey, public
 
 /** A database holding the first `head` leaves of a log, its nodes stored as the sequencer stores them. */
 function treeOf(leaves: Buffer[], head: number): TreeReader {
-  const nodes = new Map<string, Uint8Array>(leaves.slice(0, head).map((leaf, i) => [nodeKey(0, i), leaf]));
-  addInteriorNodes(nodes, newNodes(0, head));
+  const nodes = new Map<string, Uint8Array>();
+  const range = new CompactRange(0, []);
+  for (const leaf of leaves.slice(0, head))
+    range.append(leaf, ({ level, index, hash }) => nodes.set(nodeKey(level, index), hash));
   return {
     headSize: head,
     nodes: async (wanted) =>
@@ -78,9 +81,9 @@ test('the record only moves forward, whatever order writers sharing the director
 
 test('the guard passes a database that holds the published tree, and stops at one behind it or holding another', async () => {
   const lines = new Arrivals<string>();
-  const log = pino({ level: 'info' }, { write: (line: string) => lines.add(line) });
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.add(line) });
   const dir = scratch();
-  const guard = new LogGuard({ dir, log });
+  const guard = new LogGuard({ dir, logger });
   await guard.open(ORIGIN, VKEY);
   const leaves = logOf('a', 30);
   // Nothing recorded yet: the database's newest checkpoint is taken as published.
@@ -113,7 +116,7 @@ test('the guard passes a database that holds the published tree, and stops at on
   assert.ok(lines.items.some((line) => line.includes('new proofs are accepted')));
 
   // A fresh guard (a restart) reads the record: the files hold 20 entries.
-  const restarted = new LogGuard({ dir, log });
+  const restarted = new LogGuard({ dir, logger });
   await restarted.open(ORIGIN, VKEY);
   await assert.rejects(restarted.check(treeOf(leaves, 19)), LogInconsistent);
 });
@@ -124,7 +127,7 @@ test('a record that is not a checkpoint of this log signed with its key stops th
   await files.open();
   const other = generateKeyPairSync('ed25519');
   writeFileSync(path.join(dir, `${files.prefix}5`), checkpointOf(logOf('a', 5), 5, other).checkpoint);
-  const guard = new LogGuard({ dir, log: pino({ level: 'silent' }) });
+  const guard = new LogGuard({ dir, logger: pino({ level: 'silent' }) });
   await guard.open(ORIGIN, VKEY);
   await assert.rejects(guard.check(treeOf(logOf('a', 9), 9)), LogInconsistent);
   assert.match(

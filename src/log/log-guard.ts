@@ -1,6 +1,6 @@
-import type pino from 'pino';
 import { getterOf, nodesNeeded, treeRoot, type NodeGetter } from '../core/merkle-tree.ts';
 import { parseCheckpoint } from '../core/signed-note.ts';
+import type { Logger } from '../platform/log-options.ts';
 import { LogStateFiles } from './log-state.ts';
 import type { SignedCheckpoint } from './log-store.ts';
 
@@ -38,7 +38,7 @@ const RESTORING = 'docs/deploy.md, "Restoring a backup"';
  */
 export class LogGuard {
   readonly #dir: string;
-  readonly #log: pino.Logger;
+  readonly #logger: Logger;
   #files: LogStateFiles | undefined;
   /** The largest checkpoint known to be published: recorded, signed here, or found in the database. */
   #published: SignedCheckpoint | undefined;
@@ -48,9 +48,9 @@ export class LogGuard {
   #unreadable: LogProblem | undefined;
   #problem: LogProblem | undefined;
 
-  constructor(deps: { dir: string; log: pino.Logger }) {
+  constructor(deps: { dir: string; logger: Logger }) {
     this.#dir = deps.dir;
-    this.#log = deps.log;
+    this.#logger = deps.logger;
   }
 
   /** Reads the record of the log named `origin`, whose checkpoints `verifierKey` verifies. */
@@ -108,7 +108,7 @@ export class LogGuard {
     }
     if (this.#problem !== undefined) {
       this.#problem = undefined;
-      this.#log.info(
+      this.#logger.info(
         { treeSize: head },
         'the log is consistent with the checkpoints it published again; new proofs are accepted',
       );
@@ -140,7 +140,7 @@ export class LogGuard {
   #refuse(problem: LogProblem, details: Record<string, unknown>): LogInconsistent {
     if (this.#problem?.reason !== problem.reason) {
       this.#problem = problem;
-      this.#log.error(
+      this.#logger.error(
         { ...details, logStateDir: this.#dir },
         `the transparency log signs nothing and new proofs are refused: ${problem.reason} ${problem.action} The log state directory is ${this.#dir}.`,
       );

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
-import { getterOf, newNodes, nodeKey } from '../core/merkle-tree.ts';
+import { leafHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
+import { getterOf, nodeKey } from '../core/merkle-tree.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { api, expectError } from '../../test/helper.ts';
+import { rootHash } from '../../test/merkle-reference.ts';
 import { ids, integrated, server, vkey, withServedLog } from './log-test-setup.ts';
 
 describe('the log over HTTP', () => {
@@ -110,16 +111,7 @@ describe('the log over HTTP', () => {
     assert.equal(level1.status, 200);
     const leaves = Array.from({ length: 256 }, (_, i) => level0.subarray(i * 32, i * 32 + 32));
     const get = getterOf(new Map(leaves.map((leaf, i) => [nodeKey(0, i), leaf])));
-    const subtree = (() => {
-      const nodes = new Map(leaves.map((leaf, i) => [nodeKey(0, i), leaf as Uint8Array]));
-      for (const { level, index } of newNodes(0, 256)) {
-        if (level > 0) {
-          const g = getterOf(nodes);
-          nodes.set(nodeKey(level, index), nodeHash(g(level - 1, 2 * index), g(level - 1, 2 * index + 1)));
-        }
-      }
-      return getterOf(nodes)(8, 0);
-    })();
+    const subtree = rootHash(leaves);
     assert.ok(get(0, 0));
     assert.deepEqual(Buffer.from(await level1.arrayBuffer()), Buffer.from(subtree));
     assert.equal((await fetch(`${server.baseUrl}/log/tile/0/67`)).status, 404);

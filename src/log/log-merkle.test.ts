@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
+import { CompactRange, rangeNodes } from '../core/compact-range.ts';
+import { leafHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
 import {
   consistencyPath,
   getterOf,
   inclusionPath,
-  newNodes,
   nodeKey,
   parseTileIndexPath,
   tileIndexPath,
@@ -20,16 +20,14 @@ function grow(batches: number[][]): { nodes: Map<string, Uint8Array>; leaves: Bu
   const nodes = new Map<string, Uint8Array>();
   const leaves: Buffer[] = [];
   for (const batch of batches) {
-    const oldSize = leaves.length;
+    // Each batch continues the stored tree's right edge, as `integrate` does.
+    const get = getterOf(nodes);
+    const edge = rangeNodes(leaves.length).map(({ level, index }) => get(level, index));
+    const range = new CompactRange(leaves.length, edge);
     for (const value of batch) {
       const leaf = leafHash(Buffer.from(`entry ${leaves.length} ${value}`));
-      nodes.set(nodeKey(0, leaves.length), leaf);
+      range.append(leaf, ({ level, index, hash }) => nodes.set(nodeKey(level, index), hash));
       leaves.push(leaf);
-    }
-    for (const { level, index } of newNodes(oldSize, leaves.length)) {
-      if (level === 0) continue;
-      const get = getterOf(nodes);
-      nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
     }
   }
   return { nodes, leaves };

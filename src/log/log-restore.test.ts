@@ -112,7 +112,7 @@ test('a database restored from an older backup stops the log, says why, and star
 
     // A step signs nothing: the pending proof stays out of the log, the served checkpoint and the record
     // stay what they were.
-    await assert.rejects(server.ctx.sequencer.sequence(), LogInconsistent);
+    await assert.rejects(server.ctx.sequencer.integrate(), LogInconsistent);
     assert.equal((await api(server.baseUrl, `/api/proofs/${pending}`)).body.proof.log, null);
     assert.equal(bodyOf((await api(server.baseUrl, '/log/checkpoint')).text).size, 3);
     assert.deepEqual(records(), [record]);

@@ -1,12 +1,9 @@
-import type pino from 'pino';
 import { BoundedMap } from '../core/bounded-map.ts';
+import { integrate } from '../core/compact-range.ts';
 import {
-  addInteriorNodes,
   consistencyPath,
   getterOf,
   inclusionPath,
-  newNodes,
-  nodeKey,
   nodesNeeded,
   treeRoot,
   type NodeGetter,
@@ -14,6 +11,7 @@ import {
 import { formatVerifierKey } from '../core/signed-note.ts';
 import { AppError } from '../errors.ts';
 import type { LogKey } from '../keys/keyring.ts';
+import type { Logger } from '../platform/log-options.ts';
 import type { LeafSource } from './leaf-source.ts';
 import type { LogGuard, LogProblem } from './log-guard.ts';
 import type { LogStore, SignedCheckpoint } from './log-store.ts';
@@ -35,17 +33,23 @@ const HASH_BYTES = 32;
 /** Inclusion proofs kept, by leaf index and tree size (they never change). */
 const INCLUSION_CACHE_SIZE = 10_000;
 
-interface LogServiceDeps {
+/** What the log's reads (`LogService`) and its one writer (`Sequencer`) are both given. */
+export interface LogParts {
   store: LogStore;
-  /** The log's entries, for entry bundles. */
-  leaves: Pick<LeafSource, 'leaves' | 'backlog'>;
   key: LogKey;
   /**
-   * The log's name in checkpoints, from the public host and path (e.g. `proofs.example.com/log`). Only
-   * the first start of a log uses it: the name is then stored and kept, whatever later configurations say.
+   * The log's name in checkpoints (e.g. `proofs.example.com/log`). `LogService` is given the configured
+   * one, from the public host and path, which only the first start of a log stores: the name is then
+   * kept, whatever later configurations say. The `Sequencer` is given the stored one (`open`), and signs
+   * every checkpoint under it.
    */
   origin: string;
-  log: pino.Logger;
+  logger: Logger;
+}
+
+interface LogServiceDeps extends LogParts {
+  /** The log's entries, for entry bundles. */
+  leaves: Pick<LeafSource, 'leaves' | 'backlog'>;
   /** Knows whether the log is consistent with the checkpoints it published (the sequencer's guard). */
   guard: Pick<LogGuard, 'problem'>;
 }
@@ -106,7 +110,7 @@ export class LogService {
   async open(): Promise<void> {
     const origin = (await this.#deps.store.claimOrigin(this.#deps.origin)) ?? this.#deps.origin;
     if (origin !== this.#deps.origin) {
-      this.#deps.log.warn(
+      this.#deps.logger.warn(
         { storedOrigin: origin, configuredOrigin: this.#deps.origin },
         'the log keeps the name it was created with; PUBLIC_BASE_URL names another',
       );
@@ -206,7 +210,7 @@ export class LogService {
     };
   }
 
-  /** The proofs waiting for the sequencer: how many, and when the oldest was made (ms). */
+  /** The proofs not integrated yet: how many, and when the oldest was made (ms). */
   backlog(): Promise<{ count: number; oldestCreatedAt: number | null }> {
     return this.#deps.leaves.backlog();
   }
@@ -257,10 +261,8 @@ export class LogService {
   async recomputeRoot(size: number): Promise<Buffer> {
     const leaves = await this.#deps.store.level(0, 0, size);
     if (leaves.length !== size) throw new Error('leaf hashes are missing');
-    // Rebuild every level from the leaves, ignoring the stored interior nodes.
-    const all = new Map<string, Uint8Array>(leaves.map((leaf, i) => [nodeKey(0, i), leaf]));
-    addInteriorNodes(all, newNodes(0, size));
-    return Buffer.from(treeRoot(size, getterOf(all)));
+    // Every level rebuilt from the leaves, as the sequencer integrates them; no interior node is read.
+    return Buffer.from((await integrate(0, leaves, () => [])).root);
   }
 }
 

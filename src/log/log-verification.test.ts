@@ -113,7 +113,7 @@ describe('the log over HTTP', () => {
       assert.equal((await api(server.baseUrl, `/api/proofs/${id}`)).body.proof.log, null);
       const report = await api(server.baseUrl, `/api/verify/proofs/${res.body.proof.id}`);
       assert.equal(report.body.checks.inclusion.status, 'unavailable');
-      assert.equal(report.body.verified, true, 'not yet logged is not a failure');
+      assert.equal(report.body.verified, true, 'not yet integrated is not a failure');
       const early = await api(server.baseUrl, `/api/proofs/${res.body.proof.id}/inclusion`);
       expectError(early, 409, 'not_yet_integrated');
       assert.equal(early.headers.get('retry-after'), '1');
@@ -131,7 +131,7 @@ describe('the log over HTTP', () => {
   });
 });
 
-test('an instance that remembers an older checkpoint still answers for proofs another instance logged', async (t) => {
+test('an instance that remembers an older checkpoint still answers for proofs another instance integrated', async (t) => {
   // Two instances on one database; only the first sequences.
   const first = await startServer();
   const second = await startServer({ dataDir: first.dataDir });

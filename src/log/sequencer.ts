@@ -1,13 +1,14 @@
-import type pino from 'pino';
+import { CompactRange, integrate } from '../core/compact-range.ts';
 import { leafHash } from '../core/merkle.ts';
-import { addInteriorNodes, getterOf, newNodes, nodeKey, nodesNeeded, treeRoot } from '../core/merkle-tree.ts';
+import { getterOf } from '../core/merkle-tree.ts';
 import { formatCheckpoint, signNote } from '../core/signed-note.ts';
-import type { LogKey } from '../keys/keyring.ts';
+import { BackgroundLoop, type NextStep } from '../platform/background-loop.ts';
 import type { Clock } from '../platform/clock.ts';
 import type { LeafSource } from './leaf-source.ts';
 import type { Db } from '../db/index.ts';
 import { LogInconsistent, type LogGuard, type TreeReader } from './log-guard.ts';
-import { HeadMoved, type LogStore, type SignedCheckpoint } from './log-store.ts';
+import type { LogParts } from './log-service.ts';
+import { HeadMoved, type SignedCheckpoint } from './log-store.ts';
 
 /**
  * At most this many proofs join the tree in one signed step. Catching up on 300,000 proofs takes about
@@ -17,23 +18,18 @@ const BATCH = 512;
 /** An idle sequencer looks for new proofs this often (a nudge after each commit is faster). */
 const IDLE_POLL_MS = 250;
 /**
- * After a step that integrated proofs, while more keep arriving, the sequencer waits this long so the
- * next batch gathers them: one transaction and one signed checkpoint per 100 ms of proofs rather than
- * per commit of the writer. Longer steps cost less per proof (20 → 100 ms: 8–10 % more proofs/s under
- * full load, no gain beyond), and a proof still reaches a signed tree in about a tenth of a second
- * (docs/decisions.md, "Log steps of 100 ms").
+ * When commits nudged the sequencer during a step that integrated proofs (more keep arriving), the
+ * next step waits this long, so that it gathers theirs: one transaction and one signed checkpoint per
+ * 100 ms of proofs rather than per commit of the writer. Longer steps cost less per proof (20 → 100 ms:
+ * 8–10 % more proofs/s under full load, no gain beyond), and a proof still reaches a signed tree in
+ * about a tenth of a second (docs/decisions.md, "Log steps of 100 ms").
  */
 const GATHER_MS = 100;
 
-interface SequencerDeps {
-  store: LogStore;
+interface SequencerDeps extends LogParts {
   /** The entries to integrate, and where their leaf indexes are recorded. */
-  leaves: Pick<LeafSource, 'unsequenced' | 'assignLeafIndexes'>;
-  key: LogKey;
-  /** The log's name, as stored (`LogService.open`): every checkpoint is signed under it. */
-  origin: string;
+  leaves: Pick<LeafSource, 'notIntegrated' | 'assignLeafIndexes'>;
   clock: Clock;
-  log: pino.Logger;
   /**
    * Checks the database's tree against the checkpoints the log published before each step, and records
    * each one it signs outside the database.
@@ -53,65 +49,47 @@ const STOPPED_POLL_MS = 1_000;
  */
 export class Sequencer {
   readonly #deps: SequencerDeps;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
-  #pendingNudge = false;
+  readonly #loop: BackgroundLoop;
 
   constructor(deps: SequencerDeps) {
     this.#deps = deps;
+    this.#loop = new BackgroundLoop({
+      name: 'log sequencer',
+      step: () => this.#step(),
+      logger: deps.logger,
+      retry: { firstMs: 1_000, maxMs: 10_000 },
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
+  /** Stops after the step under way: what it integrates is committed and signed. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** New proofs were committed: integrate them now rather than at the next poll. */
   nudge(): void {
-    this.#pendingNudge = true;
-    this.#wake?.();
+    this.#loop.nudge();
   }
 
-  async #run(): Promise<void> {
-    while (this.#running) {
-      let integrated = 0;
-      let delay = IDLE_POLL_MS;
-      try {
-        integrated = await this.sequence();
-      } catch (error) {
-        // The guard told the log once what is wrong; it looks again until the operator has acted.
-        if (error instanceof LogInconsistent) delay = STOPPED_POLL_MS;
-        else if (!(error instanceof HeadMoved)) {
-          this.#deps.log.warn({ err: error }, 'log sequencer: step failed, retrying');
-          delay = 1_000;
-        } else delay = 0;
-      }
-      if (integrated === BATCH || !this.#running) continue;
-      if (this.#pendingNudge) {
-        this.#pendingNudge = false;
-        if (delay === IDLE_POLL_MS) {
-          // Not woken by nudges: they come with every commit while proofs keep arriving.
-          if (integrated > 0) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
-          continue;
-        }
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+  /** One step of the loop, and when the next runs. */
+  async #step(): Promise<NextStep> {
+    let integrated: number;
+    try {
+      integrated = await this.integrate();
+    } catch (error) {
+      // Another instance moved the head first: its tree is the one to extend, at once.
+      if (error instanceof HeadMoved) return 0;
+      // The guard told the log once what is wrong; it looks again until the operator has acted.
+      if (error instanceof LogInconsistent) return STOPPED_POLL_MS;
+      throw error;
     }
+    if (integrated === BATCH) return 0;
+    // Nudged meanwhile, the next step gathers the proofs of GATHER_MS; else it waits for a nudge.
+    return integrated > 0 ? { ms: IDLE_POLL_MS, holdMs: GATHER_MS } : IDLE_POLL_MS;
   }
 
   /**
@@ -131,59 +109,44 @@ export class Sequencer {
   }
 
   /**
-   * One sequencing step: up to BATCH unsequenced proofs become leaves, the new subtree hashes are
-   * stored, and a checkpoint of the new size is signed, all in one transaction that first moves the
-   * head from the size it read (compare-and-swap). The guard checks the tree first (throwing
-   * `LogInconsistent` when it is not the one the log published) and records the signed checkpoint
-   * before `onSigned` hears of it. Returns how many proofs were integrated.
+   * One step: up to BATCH proofs not integrated yet become leaves, the new subtree hashes are stored,
+   * and a checkpoint of the new size is signed, all in one transaction that first moves the head from
+   * the size it read (compare-and-swap). The guard checks the tree first (throwing `LogInconsistent`
+   * when it is not the one the log published) and records the signed checkpoint before `onSigned`
+   * hears of it. Returns how many proofs were integrated.
    */
-  async sequence(): Promise<number> {
+  async integrate(): Promise<number> {
     const { store, leaves, clock, guard } = this.#deps;
     let signed: SignedCheckpoint | undefined;
     let newer: SignedCheckpoint | undefined;
     const integrated = await store.transaction(async (trx) => {
       const oldSize = await store.headSize(trx);
       newer = await guard.check(this.#reader(trx, oldSize));
-      const entries = await leaves.unsequenced(trx, BATCH);
+      const entries = await leaves.notIntegrated(trx, BATCH);
       if (entries.length === 0) {
         if (oldSize === 0) {
-          const empty = this.#sign(0, Buffer.from(treeRoot(0, () => new Uint8Array())));
+          const empty = this.#sign(0, Buffer.from(new CompactRange(0, []).root()));
           await store.addCheckpoint(trx, empty, clock.now(), { ifAbsent: true });
         }
         return 0;
       }
       const newSize = oldSize + entries.length;
       await store.moveHead(trx, oldSize, newSize);
-
-      // The new complete subtrees, lowest level first; their children are new or already stored.
-      const nodes = new Map<string, Uint8Array>();
-      entries.forEach((entry, i) => nodes.set(nodeKey(0, oldSize + i), leafHash(entry.leaf)));
-      const created = newNodes(oldSize, newSize);
-      const stored = created
-        .filter((n) => n.level > 0)
-        .flatMap((n) => [
-          { level: n.level - 1, index: 2 * n.index },
-          { level: n.level - 1, index: 2 * n.index + 1 },
-        ])
-        .filter((n) => n.index < Math.floor(oldSize / 2 ** n.level));
-      for (const [key, hash] of await store.nodes(stored, trx)) nodes.set(key, hash);
-      addInteriorNodes(nodes, created);
-      const rootNodes = nodesNeeded((get) => treeRoot(newSize, get)).filter(
-        (n) => !nodes.has(nodeKey(n.level, n.index)),
+      // The new subtrees and root, from the old tree's right edge: a few stored nodes, read at once.
+      const tree = await integrate(
+        oldSize,
+        entries.map((entry) => leafHash(entry.leaf)),
+        async (edge) => {
+          const get = getterOf(await store.nodes(edge, trx));
+          return edge.map(({ level, index }) => get(level, index));
+        },
       );
-      for (const [key, hash] of await store.nodes(rootNodes, trx)) nodes.set(key, hash);
-      const get = getterOf(nodes);
-      const root = Buffer.from(treeRoot(newSize, get));
-
-      await store.addNodes(
-        trx,
-        created.map(({ level, index }) => ({ level, index, hash: get(level, index) })),
-      );
+      await store.addNodes(trx, tree.nodes);
       await leaves.assignLeafIndexes(
         trx,
         entries.map((entry, i) => ({ seq: entry.seq, leafIndex: oldSize + i })),
       );
-      const checkpoint = this.#sign(newSize, root);
+      const checkpoint = this.#sign(newSize, Buffer.from(tree.root));
       await store.addCheckpoint(trx, checkpoint, clock.now());
       signed = checkpoint;
       return entries.length;

@@ -15,7 +15,8 @@ import {
   rangeHash,
   treeRoot,
 } from '../core/merkle-tree.ts';
-import { leafHash, nodeHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
+import { CompactRange, rangeNodes } from '../core/compact-range.ts';
+import { leafHash, verifyConsistency, verifyInclusion } from '../core/merkle.ts';
 import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-reference.ts';
 import { formatCheckpoint, openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { parseEntryBundle } from '../core/tlog-tiles.ts';
@@ -42,16 +43,18 @@ const notes = Array.from({ length: 16 }, (_, n) => read(`checkpoint.${n}`).toStr
 const bodies = notes.map((note) => openNote(note, verifier));
 const roots = bodies.map((body) => parseCheckpoint(body).rootHash);
 
-/** Grows the stored-node map one leaf at a time, storing each newly complete subtree as the sequencer does. */
+/**
+ * Grows the stored-node map by one leaf, storing each newly complete subtree as the sequencer does (it
+ * continues the tree's right edge, read from the stored nodes: `integrate`).
+ */
 function growStep(nodes: Map<string, Uint8Array>, size: number): { level: number; index: number }[] {
-  const created = newNodes(size - 1, size);
-  for (const { level, index } of created) {
-    if (level === 0) nodes.set(nodeKey(0, index), leaves[index]!);
-    else {
-      const get = getterOf(nodes);
-      nodes.set(nodeKey(level, index), nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
-    }
-  }
+  const get = getterOf(nodes);
+  const edge = rangeNodes(size - 1).map(({ level, index }) => get(level, index));
+  const created: { level: number; index: number }[] = [];
+  new CompactRange(size - 1, edge).append(leaves[size - 1]!, ({ level, index, hash }) => {
+    nodes.set(nodeKey(level, index), hash);
+    created.push({ level, index });
+  });
   return created;
 }
 
@@ -91,11 +94,8 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
   const logger = pino({ level: 'silent' });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'hashproof-log-state-'));
   after(() => rmSync(stateDir, { recursive: true, force: true }));
-  const guard = new LogGuard({
-    dir: stateDir,
-    log: logger,
-  });
-  const log = new LogService({ store, leaves, key, origin: ORIGIN, log: logger, guard });
+  const guard = new LogGuard({ dir: stateDir, logger });
+  const log = new LogService({ store, leaves, key, origin: ORIGIN, logger, guard });
   await log.open();
   await guard.open(log.origin, log.verifierKey);
   const sequencer = new Sequencer({
@@ -104,7 +104,7 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
     key,
     origin: log.origin,
     clock: { now: () => 1_700_000_000_000 },
-    log: logger,
+    logger,
     guard,
     onSigned: (checkpoint) => log.remember(checkpoint),
   });
@@ -113,7 +113,7 @@ async function openLog(db: Db): Promise<{ log: LogService; sequencer: Sequencer 
 
 // The vector entries ("one", "two", …) are not proof signing messages, so they cannot be stored as
 // proofs: entries() of this store is not compared with Tessera's bundle (see the next test instead), and
-// the nodes below are written by this test with newNodes, as the sequencer would, since it only takes
+// the nodes below are written by this test as the sequencer would, since it only takes
 // proofs. tile(), inclusion(), consistency() and recomputeRoot() are the service's real reads.
 test('LogService over SQLite holding the vector tree: tiles equal Tessera byte for byte, proofs verify', async () => {
   const handle = await openDatabase({ engine: 'sqlite', path: ':memory:' });
@@ -164,9 +164,9 @@ test('LogService over SQLite holding the vector tree: tiles equal Tessera byte f
 });
 
 // What entries() writes cannot equal Tessera's bytes (different leaves), so instead: real proofs are
-// sequenced by the real sequencer, and the bundle it serves must parse with the reader that parses
+// integrated by the real sequencer, and the bundle it serves must parse with the reader that parses
 // Tessera's bundle and agree with its own tile and signed root.
-test('LogService entry bundles of sequenced proofs parse as C2SP bundles and match its tile and root', async () => {
+test('LogService entry bundles of integrated proofs parse as C2SP bundles and match its tile and root', async () => {
   const handle = await openDatabase({ engine: 'sqlite', path: ':memory:' });
   try {
     const { db } = handle;
@@ -194,8 +194,8 @@ test('LogService entry bundles of sequenced proofs parse as C2SP bundles and mat
           tst_format: 'seconds',
         })
         .execute();
-      // Two sequencing steps (6 then 9 proofs), so the bundle spans batches.
-      if (i === 5 || i === 14) assert.equal(await sequencer.sequence(), i === 5 ? 6 : 9);
+      // Two steps of the sequencer (6 then 9 proofs), so the bundle spans batches.
+      if (i === 5 || i === 14) assert.equal(await sequencer.integrate(), i === 5 ? 6 : 9);
     }
     const bundle = await log.entries(0, 15);
     assert.ok(bundle !== undefined);

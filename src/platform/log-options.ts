@@ -1,4 +1,7 @@
-import type { LoggerOptions } from 'pino';
+import type { Logger, LoggerOptions } from 'pino';
+
+/** The service's logger (pino): what every part that writes log lines is given. */
+export type { Logger };
 
 /** Headers that carry secrets: never written to a log line. */
 const REDACTED_HEADERS = [

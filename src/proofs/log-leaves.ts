@@ -42,7 +42,7 @@ async function assignPostgres(trx: Db, entries: { seq: number; leafIndex: number
 /** The proofs as the log's entries: the proofs' side of the transparency log (`LeafSource`). */
 export function proofLeafSource(db: Db, engine: DatabaseHandle['engine']): LeafSource {
   return {
-    async unsequenced(trx, limit) {
+    async notIntegrated(trx, limit) {
       const rows = await trx
         .selectFrom('proofs')
         .select(['seq', 'id', 'created_at', 'content_hash', 'metadata_hash', 'label'])

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import type { IdGenerator } from '../core/ids.ts';
 import { signWebhook } from '../core/standard-webhooks.ts';
 import type { Db } from '../db/index.ts';
+import { BackgroundLoop } from '../platform/background-loop.ts';
 import type { Clock } from '../platform/clock.ts';
+import type { Logger } from '../platform/log-options.ts';
 import type { WebhookSender } from './webhook-sender.ts';
 import * as store from './webhooks-store.ts';
 import type { DeliveryRow, TaskRow } from './webhooks-store.ts';
 
 /** Waits after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (Svix's schedule); then the task fails. */
 const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+/** A batch that failed (the database, most likely) is tried again after one poll, then twice as long each time, at most this long. */
+const MAX_STEP_RETRY_MS = 30_000;
 
 interface DispatcherOptions {
   db: Db;
@@ -17,7 +20,7 @@ interface DispatcherOptions {
   clock: Clock;
   ids: IdGenerator;
   send: WebhookSender;
-  log: FastifyBaseLogger;
+  logger: Logger;
   retryScheduleMs?: number[];
   pollIntervalMs?: number;
   /** How long a claim holds a task; longer than the send timeout, so a live sender never loses it. */
@@ -37,10 +40,7 @@ interface DispatcherOptions {
 export class WebhookDispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #owner = randomUUID();
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #isStopped = true;
-  #wakeAgain = false;
+  readonly #loop: BackgroundLoop;
 
   constructor(options: DispatcherOptions) {
     this.#o = {
@@ -52,46 +52,29 @@ export class WebhookDispatcher {
       onAttempt: () => {},
       ...options,
     };
+    const { pollIntervalMs, batchSize } = this.#o;
+    this.#loop = new BackgroundLoop({
+      name: 'webhook dispatcher',
+      // A full batch: more tasks may be due at once.
+      step: async () => ((await this.runOnce()) === batchSize ? 0 : pollIntervalMs),
+      logger: this.#o.logger,
+      retry: { firstMs: pollIntervalMs, maxMs: Math.max(pollIntervalMs, MAX_STEP_RETRY_MS) },
+      keepsProcessAlive: false,
+    });
   }
 
   start(): void {
-    this.#isStopped = false;
-    this.#schedule(0);
+    this.#loop.start();
   }
 
   /** New work was committed: look now rather than at the next poll. */
   nudge(): void {
-    if (this.#isStopped) return;
-    if (this.#running) this.#wakeAgain = true;
-    else this.#schedule(0);
+    this.#loop.nudge();
   }
 
-  async stop(): Promise<void> {
-    this.#isStopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
-  }
-
-  #schedule(delayMs: number): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.#running = this.#tick().finally(() => {
-        this.#running = undefined;
-        if (this.#isStopped) return;
-        const again = this.#wakeAgain;
-        this.#wakeAgain = false;
-        this.#schedule(again ? 0 : this.#o.pollIntervalMs);
-      });
-    }, delayMs);
-    this.#timer.unref();
-  }
-
-  async #tick(): Promise<void> {
-    try {
-      while (!this.#isStopped && (await this.runOnce()) === this.#o.batchSize);
-    } catch (error) {
-      this.#o.log.error({ err: error }, 'webhook dispatcher failed; retrying at the next poll');
-    }
+  /** Stops once the batch under way is delivered and recorded. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Claims and delivers one batch of due tasks; returns how many it claimed. */
@@ -186,7 +169,7 @@ export class WebhookDispatcher {
     });
     if (isGone) {
       await store.disableWebhook(db, webhook.id, clock.now());
-      this.#o.log.warn({ webhookId: webhook.id }, 'webhook answered 410 Gone; disabled');
+      this.#o.logger.warn({ webhookId: webhook.id }, 'webhook answered 410 Gone; disabled');
     }
     return row;
   }
