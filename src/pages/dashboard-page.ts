@@ -106,11 +106,11 @@ export function renderDashboard(config: Config, summary: DashboardSummary): stri
     )}
     ${section(
       'via',
-      'By payment mode',
+      'How proofs were paid for',
       html`<table class="table">
         <thead>
           <tr>
-            <th scope="col">Created through</th>
+            <th scope="col">Paid via</th>
             <th scope="col" class="num">Proofs</th>
             <th scope="col" class="num">Share</th>
           </tr>
