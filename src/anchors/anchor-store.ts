@@ -63,7 +63,7 @@ function unpackUpgrade(text: string | null): StoredCalendar['upgrade'] {
   return { commitment: Buffer.from(hex!, 'hex'), timestamp: Buffer.from(base64!, 'base64') };
 }
 
-/** Inserts an anchor's vouchers of one kind in one statement; none when it has none. */
+/** Inserts an anchor's tokens or calendar submissions in one statement; none when it has none. */
 async function insertRows<T extends 'anchor_tokens' | 'anchor_calendars'>(
   db: Db,
   table: T,

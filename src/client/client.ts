@@ -295,7 +295,7 @@ export function createClient(options: ClientOptions) {
           return evidence;
         }
         if (!isPending || Date.now() > until) return evidence;
-        // Not in the log yet: ask again, less and less often (each ask counts against a rate limit).
+        // Not integrated yet: ask again, less and less often (each ask counts against a rate limit).
         await sleep(Math.min(100 * attempt, 500));
       }
     },

@@ -26,7 +26,7 @@ import type { LogService } from '../log/log-service.ts';
 import type { VerificationReport } from '../verify/proof-verifier.ts';
 
 const REDACTED = '[redacted]';
-/** Sequenced proofs kept for reads (oldest dropped first): about 10 MB at most. */
+/** Integrated proofs kept for reads (oldest dropped first): about 10 MB at most. */
 const PROOF_CACHE_SIZE = 10_000;
 
 export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
@@ -67,7 +67,7 @@ export interface ProofsServiceDeps extends ProofSignerDeps {
   /** Runs after that transaction commits, with the count `onCreated` returned. */
   afterCommit?: (eventCount: number) => void;
   /**
-   * The transparency log: its origin is named in each sequenced proof; it proves their inclusion. While
+   * The transparency log: its origin is named in each integrated proof; it proves their inclusion. While
    * it has a `problem` (its database is not the tree it published), no proof is made.
    */
   log: Pick<LogService, 'origin' | 'inclusion' | 'verifierKey' | 'problem'>;
@@ -87,11 +87,11 @@ export class ProofsService {
   /** Signature checks and verification reports. */
   readonly #checks: ProofChecks;
   /**
-   * Proofs already in the log, by id. A stored proof changes once, when the sequencer gives it its leaf
+   * Proofs already integrated, by id. A stored proof changes once, when the sequencer gives it its leaf
    * index, and never again (nothing updates or deletes proofs), so these answer reads exactly as the
    * store would, on any instance.
    */
-  readonly #sequenced = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
+  readonly #integrated = new BoundedMap<string, Found>(PROOF_CACHE_SIZE);
   /** Paid requests: which payment buys which proof. */
   readonly #paid: PaidRequests;
   /** Searches that no index answers in order (`list`). */
@@ -200,20 +200,20 @@ export class ProofsService {
     return (await this.#find(id))?.proof;
   }
 
-  /** A stored proof: from the store, or from memory once it is in the log. */
+  /** A stored proof: from the store, or from memory once it is integrated. */
   async #find(id: string): Promise<Found | undefined> {
-    const known = this.#sequenced.get(id);
+    const known = this.#integrated.get(id);
     if (known !== undefined) return known;
     const row = await store.findById(this.#deps.db, id);
     return row === undefined ? undefined : this.#remembered(row);
   }
 
-  /** The proof of a row just read; kept once the row is in the log, reused when already kept. */
+  /** The proof of a row just read; kept once the row is integrated, reused when already kept. */
   #remembered(row: ProofRow): Found {
-    const known = this.#sequenced.get(row.id);
+    const known = this.#integrated.get(row.id);
     if (known !== undefined) return known;
     const found = { proof: deepFreeze(this.#toProof(row)), token: storedToken(row) };
-    if (row.leaf_index !== null && row.leaf_index !== undefined) this.#sequenced.set(row.id, found);
+    if (row.leaf_index !== null && row.leaf_index !== undefined) this.#integrated.set(row.id, found);
     return found;
   }
 
@@ -258,7 +258,7 @@ export class ProofsService {
     }
     const page = found.slice(0, limit);
     // Proofs already in memory are not read again: reading a row costs more than finding it.
-    const known = new Map(page.map(({ id }) => [id, this.#sequenced.get(id)]));
+    const known = new Map(page.map(({ id }) => [id, this.#integrated.get(id)]));
     const missing = page.filter(({ id }) => known.get(id) === undefined).map(({ id }) => id);
     for (const row of await store.findByIds(db, engine, missing)) known.set(row.id, this.#remembered(row));
     const last = page.at(-1);

@@ -150,7 +150,7 @@ async function stampFiles(
         : undefined;
       // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
       const evidence = await client.evidence(result.proof.id);
-      // Once in the log, the proof names its place there, which its inclusion proof must then prove.
+      // Once integrated, the proof names its place there, which its inclusion proof must then prove.
       const proof =
         evidence.tlogProof === undefined ? result.proof : (await client.getProof(result.proof.id)).proof;
       // The log's checkpoint must extend every one of it seen before (docs/cli.md).
