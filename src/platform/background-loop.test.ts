@@ -150,11 +150,22 @@ test(
       [1, 2, 3, 4].map((failures) => ['test loop: step failed, retrying', failures]),
     );
 
-    // It recovers: a step that succeeds is followed by the wait it asks for, and the count starts again.
+    // Nudges during a failing step, and during the wait after it, do not cut the wait short: new work
+    // is no sign that what failed is back.
     h.tick(4_000);
-    await h.finish(5, { answer: 60_000 });
+    await h.started(5);
     h.loop.nudge();
-    await h.finish(6, { error: new Error('once') });
+    await h.finish(5, { error: new Error('database away') });
+    h.loop.nudge();
+    h.tick(4_000 - 1);
+    await h.settle();
+    assert.equal(h.starts.length, 5, 'no step before the retry wait, nudged or not');
+
+    // It recovers: a step that succeeds is followed by the wait it asks for, and the count starts again.
+    h.tick(1);
+    await h.finish(6, { answer: 60_000 });
+    h.loop.nudge();
+    await h.finish(7, { error: new Error('once') });
     assert.equal(h.logged.at(-1)!.retryInMs, 1_000);
     await h.loop.stop();
   },

@@ -16,8 +16,9 @@ interface BackgroundLoopOptions {
   logger: Logger;
   /**
    * After a step that throws (logged), the next runs `firstMs` later, twice as long after each further
-   * failure in a row, at most `maxMs`; a step that succeeds starts the count again. A nudge still
-   * wakes the loop at once: it says something changed.
+   * failure in a row, at most `maxMs`; a step that succeeds starts the count again. Nudges do not
+   * shorten that wait: they say new work came, not that what failed (a database, a peer) is back, and
+   * under load they would otherwise turn a failing step into a busy loop of failures and log lines.
    */
   retry: { firstMs: number; maxMs: number };
   /** Whether a waiting loop keeps the process alive (true unless said otherwise). */
@@ -78,8 +79,12 @@ export class BackgroundLoop {
     this.#failures = 0;
     while (run.active) {
       this.#isNudged = false;
-      const { ms, holdMs } = await this.#step();
+      const { ms, holdMs, failed } = await this.#step();
       if (!run.active) break;
+      if (failed) {
+        await this.#wait(ms, false);
+        continue;
+      }
       if (this.#isNudged) {
         if (holdMs > 0) await this.#wait(holdMs, false);
         continue;
@@ -89,21 +94,21 @@ export class BackgroundLoop {
   }
 
   /** Runs the step; one that throws is logged, and the wait before the next grows with each failure. */
-  async #step(): Promise<{ ms: number; holdMs: number }> {
-    let next: NextStep;
+  async #step(): Promise<{ ms: number; holdMs: number; failed: boolean }> {
     try {
-      next = await this.#o.step();
+      const next = await this.#o.step();
       this.#failures = 0;
+      return typeof next === 'number' ? { ms: next, holdMs: 0, failed: false } : { ...next, failed: false };
     } catch (error) {
       const { firstMs, maxMs } = this.#o.retry;
-      next = Math.min(firstMs * 2 ** this.#failures, maxMs);
+      const ms = Math.min(firstMs * 2 ** this.#failures, maxMs);
       this.#failures += 1;
       this.#o.logger.warn(
-        { err: error, failures: this.#failures, retryInMs: next },
+        { err: error, failures: this.#failures, retryInMs: ms },
         `${this.#o.name}: step failed, retrying`,
       );
+      return { ms, holdMs: 0, failed: true };
     }
-    return typeof next === 'number' ? { ms: next, holdMs: 0 } : next;
   }
 
   /** Waits `ms` (at least 0), or less when stopped or, if `wakeOnNudge`, nudged. */
