@@ -7,7 +7,7 @@ import { AppError } from './errors.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import type { AppContext } from './context.ts';
 import { healthRoutes } from './health/health-routes.ts';
-import { adminGuard, collectAdminRoutes } from './http/admin-routes.ts';
+import { collectAdminRoutes } from './http/admin-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.ts';
 import { apiKeyHooks } from './http/auth.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -84,9 +84,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // server ignore it instead, so such a request is served like any other (errors in the envelope).
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
-  // Routes marked `config: { admin: true }`, collected as they are registered: guarded below, their
+  // Routes marked `config: { admin: true }`, collected as they are registered: each gets the guard, their
   // paths get no CORS grant and are kept from crawlers (robots.txt).
-  const adminRoutes = collectAdminRoutes(app);
+  const adminRoutes = collectAdminRoutes(app, config.adminKey);
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies are accepted; without this Fastify would parse text/plain and answer 400, not 415.
   app.removeContentTypeParser('text/plain');
@@ -193,7 +193,6 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     });
   }
   app.addHook('onRequest', apiKeys.refuse);
-  app.addHook('onRequest', adminGuard(config.adminKey));
 
   const routes = [
     healthRoutes,

@@ -37,10 +37,11 @@ function leadingPath(url: string): string {
 const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
 
 /**
- * Collects the routes marked `config: { admin: true }` as they are registered, into `app.adminRoutes`.
- * Call it before any route plugin is registered.
+ * Collects the routes marked `config: { admin: true }` as they are registered, into `app.adminRoutes`,
+ * and puts the administrator guard on each. Call it before any route plugin is registered.
  */
-export function collectAdminRoutes(app: FastifyInstance): AdminRoutes {
+export function collectAdminRoutes(app: FastifyInstance, adminKey: string | undefined): AdminRoutes {
+  const guard = adminGuard(adminKey);
   const prefixes: string[] = [];
   const adminRoutes: AdminRoutes = {
     prefixes,
@@ -49,6 +50,10 @@ export function collectAdminRoutes(app: FastifyInstance): AdminRoutes {
   app.decorate('adminRoutes', adminRoutes);
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.admin !== true) return;
+    // The guard runs on the marked routes only, after the hooks every request goes through (rate
+    // limit, API key): no other request pays for it.
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [...own, guard];
     // The OpenAPI document names the key each administrator operation needs (http/openapi.ts).
     if (route.schema !== undefined) route.schema = { ...route.schema, security: [{ adminKey: [] }] };
     const prefix = leadingPath(route.url);
@@ -60,13 +65,12 @@ export function collectAdminRoutes(app: FastifyInstance): AdminRoutes {
 }
 
 /**
- * The administrator guard, for every route marked admin: X-Service-Admin-Key must equal
+ * The administrator guard, on every route marked admin: X-Service-Admin-Key must equal
  * SERVICE_ADMIN_KEY, compared in constant time. With no admin key configured, every administrator
  * call is refused, saying so.
  */
-export function adminGuard(adminKey: string | undefined): onRequestAsyncHookHandler {
+function adminGuard(adminKey: string | undefined): onRequestAsyncHookHandler {
   return async (request) => {
-    if (request.routeOptions.config.admin !== true) return;
     if (adminKey === undefined) {
       throw new AppError(
         'unauthorized',
