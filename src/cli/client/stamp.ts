@@ -1,12 +1,7 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../../core/field-rules.ts';
-import {
-  hashFile,
-  hashStream,
-  type HashproofClient,
-  type ManifestKey,
-} from '../../client/client.ts';
+import { hashFile, hashStream, type HashproofClient, type ManifestKey } from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
 import { idempotencyKeyOf, stampManyFiles, type StampResult } from './stamp-many.ts';
 import { EXIT, escapeControl, jsonSafe, print, printJson, UsageError } from '../output.ts';
