@@ -14,6 +14,9 @@ export type StampManyInput = NotarizeInput;
 
 /** The most items one batch takes (docs/api.md). */
 export const BATCH_MAX_ITEMS = 1000;
+/** The most bytes a batch's body may hold (docs/api.md), and what its body holds besides the items. */
+const BATCH_MAX_BYTES = 2 * 2 ** 20;
+const BATCH_BODY_OVERHEAD = '{"items":[]}'.length;
 /** A batch counts one request against the rate limit for every 100 items begun. */
 const ITEMS_PER_REQUEST = 100;
 /** How long to keep waiting for proofs to join the log while none joins (default of `integrationWaitMs`). */
@@ -91,9 +94,9 @@ export async function stampMany(
   const batches = new BatchSender(client, paced);
 
   for (let first = 0; first < inputs.length;) {
-    const size = batchSize(options.batchSize, client.rateLimit.state?.quota);
-    const indexes = [...inputs.keys()].slice(first, first + size);
-    first += indexes.length;
+    const end = batchEnd(inputs, first, batchSize(options.batchSize, client.rateLimit.state?.quota));
+    const indexes = [...inputs.keys()].slice(first, end);
+    first = end;
     options.onSending?.(indexes);
     const items = await batches.send(indexes.map((i) => inputs[i]!));
     for (const [at, item] of items.entries()) {
@@ -123,6 +126,21 @@ export async function stampMany(
 function batchSize(wanted: number | undefined, quota: number | undefined): number {
   const allowed = quota === undefined || quota < 1 ? BATCH_MAX_ITEMS : quota * ITEMS_PER_REQUEST;
   return Math.max(1, Math.min(wanted ?? BATCH_MAX_ITEMS, BATCH_MAX_ITEMS, allowed));
+}
+
+/**
+ * Where the batch starting at `first` ends: after `size` inputs, or before the one that would take its
+ * body over the 2 MiB a batch may hold (long labels and metadata), whichever comes first.
+ */
+function batchEnd(inputs: readonly StampManyInput[], first: number, size: number): number {
+  let bytes = BATCH_BODY_OVERHEAD;
+  let end = first;
+  while (end < inputs.length && end - first < size) {
+    bytes += Buffer.byteLength(JSON.stringify(inputs[end])) + 1;
+    if (bytes > BATCH_MAX_BYTES && end > first) break;
+    end += 1;
+  }
+  return end;
 }
 
 type Paced = <T>(cost: number, request: () => Promise<T>) => Promise<T>;
