@@ -40,7 +40,11 @@ export interface Settlement {
  */
 export interface Payment {
   readonly authorization: PaymentAuthorization;
-  verify(): Promise<VerifiedPayment>;
+  /**
+   * `units` is how many proofs the payment must pay for (1 by default; a batch's count of new items):
+   * the terms ask the price times that, and a payment for another amount is refused with the new terms.
+   */
+  verify(units?: number): Promise<VerifiedPayment>;
 }
 
 /**
