@@ -1,5 +1,5 @@
 import type { ClientEvmSigner } from '@x402/evm';
-import { NOTARIZE_PATH } from '../core/api-paths.ts';
+import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
 import { tilePath } from '../core/tlog-tiles.ts';
 import type { ProofAnchors } from '../verify/anchor-checks.ts';
 import { adminCalls } from './admin-calls.ts';
@@ -400,9 +400,6 @@ export function createClient(options: ClientOptions) {
 }
 
 export type HashproofClient = ReturnType<typeof createClient>;
-
-/** The path of the batch endpoint (docs/api.md). */
-const BATCH_PATH = '/api/proof/batch';
 
 /** The wait before the next try when the service named none: 200 ms, then 400 ms, … */
 function pause(attempt: number): Promise<void> {

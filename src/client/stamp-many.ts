@@ -107,7 +107,7 @@ export async function stampMany(
         await options.onRefused?.(index, new HashproofError(422, code, message, details));
         continue;
       }
-      const { proof, evidence } = await evidenceOf(item.proof);
+      const { proof, evidence } = await evidenceOf(item.proof, item.evidence?.timestampToken);
       const stamped = { index, idempotentReplay: item.idempotentReplay, proof, links: item.links, evidence };
       if (log === undefined) await handOn(stamped);
       else log.add(stamped);
@@ -189,24 +189,24 @@ class BatchSender {
 }
 
 /**
- * The token evidence of a proof: the RFC 3161 token inline in the batch's answer (base64), or read from
- * the proof's token path when a service answers the path only; the TSA chain read once a run. The proof
- * handed on names its token by path, as the proof's own page does, so its file reads as any other.
+ * The token evidence of a proof: the RFC 3161 token inline in the batch's answer (base64), or, from a
+ * service that answered one notarize at a time, read from the proof's token path; the TSA chain read
+ * once a run. A proof without a token (`timestampToken` null) has no token evidence.
  */
 function tokenEvidence(client: HashproofClient, paced: Paced) {
   let certificates: Promise<string> | undefined;
-  return async (proof: Proof): Promise<{ proof: Proof; evidence: Evidence }> => {
-    const token = proof.timestampToken;
-    if (typeof token !== 'string') return { proof, evidence: {} };
-    const path = `/api/proofs/${encodeURIComponent(proof.id)}/timestamp.tsr`;
-    const timestampToken = token.startsWith('/')
-      ? (await paced(1, () => client.timestampToken(proof.id))).toString('base64')
-      : token;
+  return async (
+    proof: Proof,
+    inline: string | null | undefined,
+  ): Promise<{ proof: Proof; evidence: Evidence }> => {
+    if (typeof proof.timestampToken !== 'string' && typeof inline !== 'string')
+      return { proof, evidence: {} };
+    const timestampToken =
+      typeof inline === 'string'
+        ? inline
+        : (await paced(1, () => client.timestampToken(proof.id))).toString('base64');
     certificates ??= paced(1, client.tsaCertificates);
-    return {
-      proof: { ...proof, timestampToken: path },
-      evidence: { timestampToken, tsaCertificates: await certificates },
-    };
+    return { proof, evidence: { timestampToken, tsaCertificates: await certificates } };
   };
 }
 
