@@ -40,6 +40,7 @@ const envOf = (url: string, work: string) => ({
 /** The service's keys, read from it directly (one request). */
 async function keysOf(server: TestServer): Promise<ManifestKey[]> {
   const answer = await fetch(`${server.baseUrl}/.well-known/hashproof-keys.json`);
+  assert.equal(answer.status, 200);
   return ((await answer.json()) as { keys: ManifestKey[] }).keys;
 }
 
@@ -104,6 +105,39 @@ describe('hashproof stamp of many files', () => {
         assert.equal(verified.code, 0, verified.stdout + verified.stderr);
         assert.match(verified.stdout, /^ok {3}inclusion: Leaf \d+ is included/m);
       }
+    } finally {
+      await proxy.close();
+      await server.close();
+      server.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('a limit smaller than the run: batches sized to a window, the command waits for each reset, never a 429', async () => {
+    // 8 requests a 2 s window (shortened from a minute so the test waits seconds): the run needs about
+    // thirty, so it must wait for the window several times.
+    const server = await startServer({ env: { RATE_LIMIT_MAX: '8', RATE_LIMIT_WINDOW_MS: '2000' } });
+    const proxy = await startCountingProxy(server.baseUrl);
+    const work = makeDataDir();
+    try {
+      const files = filesIn(work, 'paced', 900);
+      const keys = await keysOf(server); // before the run: afterwards its window may be spent
+      const stamped = await run(process.execPath, [CLI, 'stamp', path.dirname(files[0]!)], {
+        env: envOf(proxy.url, work),
+      });
+      assert.equal(stamped.code, 0, stamped.stderr);
+      assert.equal(stamped.stdout.match(/^stamped /gm)?.length, 900);
+      assert.deepEqual(
+        batchesSeen(proxy).map((r) => r.items),
+        [800, 100],
+        'a batch is at most what one window allows (8 × 100 items)',
+      );
+      assert.ok(proxy.seen.length > 8, `${proxy.seen.length} requests: more than one window holds`);
+      assert.deepEqual(
+        proxy.seen.filter((r) => r.status === 429),
+        [],
+      );
+      await assertAllVerify(files, keys);
     } finally {
       await proxy.close();
       await server.close();
