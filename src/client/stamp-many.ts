@@ -95,7 +95,7 @@ export async function stampMany(
 
   for (let first = 0; first < inputs.length;) {
     const end = batchEnd(inputs, first, batchSize(options.batchSize, client.rateLimit.state?.quota));
-    const indexes = [...inputs.keys()].slice(first, end);
+    const indexes = Array.from({ length: end - first }, (_, i) => first + i);
     first = end;
     options.onSending?.(indexes);
     const items = await batches.send(indexes.map((i) => inputs[i]!));
@@ -112,7 +112,7 @@ export async function stampMany(
       if (log === undefined) await handOn(stamped);
       else log.add(stamped);
     }
-    // The proofs of the batches before are likely in the log by now: handed on while the next is sent.
+    // The proofs of the batches before are likely in the log by now: handed on before the next is sent.
     if (log !== undefined) for (const stamped of await log.advance()) await handOn(stamped);
   }
   if (log !== undefined) {
