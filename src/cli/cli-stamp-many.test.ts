@@ -146,6 +146,31 @@ describe('hashproof stamp of many files', () => {
     }
   });
 
+  test('a file the service refuses fails alone: the others get their proof files, the command exits 1', async () => {
+    const server = await startServer();
+    const work = makeDataDir();
+    try {
+      const dir = path.join(work, 'mixed');
+      mkdirSync(dir);
+      // Its name, the label, is over the 120 characters a label may have.
+      const names = ['a.bin', `${'x'.repeat(130)}.bin`, 'b.bin'];
+      for (const name of names) writeFileSync(path.join(dir, name), `content of ${name}`);
+      const stamped = await run(process.execPath, [CLI, 'stamp', dir], { env: envOf(server.baseUrl, work) });
+      assert.equal(stamped.code, 1, stamped.stdout + stamped.stderr);
+      assert.match(
+        stamped.stderr,
+        /^hashproof: the service refused 1 of 3 files; the first: \S+x{130}\.bin: /m,
+      );
+      assert.equal(stamped.stdout.match(/^stamped /gm)?.length, 2);
+      const written = names.map((name) => existsSync(path.join(dir, `${name}.proof.json`)));
+      assert.deepEqual(written, [true, false, true]);
+    } finally {
+      await server.close();
+      server.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test('an interrupted run resumed: no proof made twice, the missing proof files written, no batch slot spent on complete ones', async () => {
     const server = await startServer({ env: DEFAULT_LIMIT });
     const proxy = await startCountingProxy(server.baseUrl);
