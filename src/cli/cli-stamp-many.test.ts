@@ -146,6 +146,72 @@ describe('hashproof stamp of many files', () => {
     }
   });
 
+  test('tiles that do not prove a proof to the signed checkpoint end the command before its proof file is written', async () => {
+    const server = await startServer();
+    const proxy = await startCountingProxy(server.baseUrl);
+    const work = makeDataDir();
+    try {
+      const files = filesIn(work, 'tampered', 3);
+      // Every leaf hash tile with its last byte flipped: the paths built from them lead elsewhere.
+      proxy.alter((url, body) =>
+        url.startsWith('/log/tile/0/')
+          ? Buffer.concat([body.subarray(0, -1), Buffer.from([body.at(-1)! ^ 1])])
+          : body,
+      );
+      const stamped = await run(process.execPath, [CLI, 'stamp', path.dirname(files[0]!)], {
+        env: envOf(proxy.url, work),
+      });
+      assert.equal(stamped.code, 1, stamped.stdout + stamped.stderr);
+      assert.match(
+        stamped.stderr,
+        /^log tiles do not match the checkpoint: \S+ at size \d+: they do not prove proof proof_\w+ at entry \d+$/m,
+      );
+      assert.deepEqual(
+        files.filter((file) => existsSync(`${file}.proof.json`)),
+        [],
+      );
+    } finally {
+      await proxy.close();
+      await server.close();
+      server.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('tiles that do not hash to a new checkpoint are the log failing a check, not a fork and not unchecked', async () => {
+    const server = await startServer();
+    const proxy = await startCountingProxy(server.baseUrl);
+    const work = makeDataDir();
+    try {
+      const first = filesIn(work, 'before', 2);
+      const stamped = await run(process.execPath, [CLI, 'stamp', path.dirname(first[0]!)], {
+        env: envOf(proxy.url, work),
+      });
+      assert.equal(stamped.code, 0, stamped.stderr);
+      // The checkpoint is remembered; the next run proves the log grew from it, from the tiles.
+      const files = filesIn(work, 'after', 2);
+      proxy.alter((url, body) =>
+        url.startsWith('/log/tile/0/')
+          ? Buffer.concat([body.subarray(0, -1), Buffer.from([body.at(-1)! ^ 1])])
+          : body,
+      );
+      const tampered = await run(process.execPath, [CLI, 'stamp', path.dirname(files[0]!)], {
+        env: envOf(proxy.url, work),
+      });
+      assert.equal(tampered.code, 1, tampered.stdout + tampered.stderr);
+      assert.match(
+        tampered.stderr,
+        /^log tiles do not match the checkpoint: \S+ at size 4: the tree of its hash tiles has root /m,
+      );
+      assert.doesNotMatch(tampered.stderr, /log fork detected|could not check/);
+    } finally {
+      await proxy.close();
+      await server.close();
+      server.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test('a file the service refuses fails alone: the others get their proof files, the command exits 1', async () => {
     const server = await startServer();
     const work = makeDataDir();

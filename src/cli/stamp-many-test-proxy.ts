@@ -21,6 +21,8 @@ export interface CountingProxy {
   seen: SeenRequest[];
   /** Forwards the `nth` request to `path`, then never answers it; resolves once it has been forwarded. */
   hold(method: string, path: string, nth: number): Promise<void>;
+  /** Changes the body of every answer from now on (a log serving tiles not its own). */
+  alter(alteration: (path: string, body: Buffer) => Buffer): void;
   /** Keeps the answer to the `nth` request to `path` back until `until()` resolves. */
   delay(method: string, path: string, nth: number, until: () => Promise<unknown>): void;
   close(): Promise<void>;
@@ -35,6 +37,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   const holds: { key: string; forwarded: () => void }[] = [];
   const delays: { key: string; until: () => Promise<unknown> }[] = [];
   const counts = new Map<string, number>();
+  let alteration = (_path: string, body: Buffer) => body;
   const take = <T extends { key: string }>(list: T[], key: string): T | undefined => {
     const at = list.findIndex((entry) => entry.key === key);
     return at < 0 ? undefined : list.splice(at, 1)[0];
@@ -61,7 +64,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         redirect: 'manual',
         ...(method === 'GET' || method === 'HEAD' ? {} : { body }),
       });
-      const bytes = Buffer.from(await answer.arrayBuffer());
+      const bytes = alteration(path, Buffer.from(await answer.arrayBuffer()));
       const held = take(holds, key);
       if (held !== undefined) return held.forwarded();
       await take(delays, key)?.until();
@@ -86,6 +89,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       new Promise((forwarded) =>
         holds.push({ key: `${method} ${path} ${nth}`, forwarded: () => forwarded() }),
       ),
+    alter: (next) => void (alteration = next),
     delay: (method, path, nth, until) => void delays.push({ key: `${method} ${path} ${nth}`, until }),
     close: () =>
       new Promise((resolve) => {

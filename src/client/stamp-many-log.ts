@@ -1,5 +1,5 @@
 import { nodeHash } from '../core/merkle.ts';
-import { consistencyPath, inclusionPath, nodeKey } from '../core/merkle-tree.ts';
+import { consistencyPath, inclusionPath, nodeKey, treeRoot } from '../core/merkle-tree.ts';
 import { parseEntryBundle, tilePath, tileWidth, TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
 import type { TileReader } from './log-audit.ts';
 
@@ -41,6 +41,11 @@ export class TileLog {
   /** The inclusion proof of each leaf index in the tree of `size` entries, read from its hash tiles. */
   async inclusionProofs(indexes: readonly number[], size: number): Promise<Uint8Array[][]> {
     return this.#withNodes(size, (get) => indexes.map((index) => inclusionPath(index, size, get)));
+  }
+
+  /** The root of the tree of `size` entries (at least one), hashed up from its hash tiles. */
+  async root(size: number): Promise<Uint8Array> {
+    return this.#withNodes(size, (get) => treeRoot(size, get));
   }
 
   /** The consistency proof from the tree of `from` entries to the tree of `to`, read from the hash tiles. */

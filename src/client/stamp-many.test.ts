@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { leafHash, nodeHash } from '../core/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH } from '../core/tlog-tiles.ts';
-import { consistencyProof, inclusionProof } from '../../test/merkle-reference.ts';
+import { consistencyProof, inclusionProof, rootHash } from '../../test/merkle-reference.ts';
 import { TileLog } from './stamp-many-log.ts';
 import { RateBudget } from './stamp-many-pacing.ts';
 
@@ -122,6 +122,17 @@ describe('TileLog', () => {
         `leaf ${index}`,
       );
     assert.equal(new Set(log.reads).size, log.reads.length, 'no tile read twice');
+  });
+
+  test('the root hashed up from the tiles equals the reference, at any size', async () => {
+    const log = tiledLog(70_000);
+    const tiles = new TileLog(log.read);
+    for (const size of [1, 255, 256, 257, 65_536, 70_000])
+      assert.equal(
+        Buffer.from(await tiles.root(size)).toString('hex'),
+        rootHash(log.leaves.slice(0, size)).toString('hex'),
+        `size ${size}`,
+      );
   });
 
   test('consistency proofs from the tiles equal the reference', async () => {

@@ -5,7 +5,7 @@ import { openCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts
 import { HashproofError } from './answers.ts';
 import type { HashproofClient } from './client.ts';
 import type { BatchItem, NotarizeInput, NotarizeResult, Proof } from './documents.ts';
-import { LogCheckError, type ConsistencyProver } from './log-memory.ts';
+import { LogCheckError, LogUncheckedError, type ConsistencyProver } from './log-memory.ts';
 import { logKeyOf, type Evidence, type ManifestKey } from './offline.ts';
 import { TileLog } from './stamp-many-log.ts';
 
@@ -322,8 +322,28 @@ class LogFollower {
       );
     }
     if (this.#checkpoint !== undefined && checkpoint.size < this.#checkpoint.size) return;
-    await this.#onCheckpoint?.(note, (from, to) => this.#tiles.consistencyProof(from, to));
+    // A consistency proof built from tiles that hash up to the signed root is the log's own: one that
+    // then fails is a fork, and tiles that do not are the log's fault, not a fork (nor unchecked).
+    const prove: ConsistencyProver = async (from, to) => {
+      if (to === checkpoint.size) await this.#assertTilesMatch(checkpoint);
+      return this.#tiles.consistencyProof(from, to);
+    };
+    try {
+      await this.#onCheckpoint?.(note, prove);
+    } catch (error) {
+      if (error instanceof LogUncheckedError && error.cause instanceof LogCheckError) throw error.cause;
+      throw error;
+    }
     this.#checkpoint = checkpoint;
+  }
+
+  async #assertTilesMatch(checkpoint: LogCheckpoint): Promise<void> {
+    const root = Buffer.from(await this.#tiles.root(checkpoint.size));
+    if (!root.equals(checkpoint.rootHash))
+      throw new LogCheckError(
+        'tiles',
+        `log tiles do not match the checkpoint: ${checkpoint.origin} at size ${checkpoint.size}: the tree of its hash tiles has root ${root.toString('base64')}`,
+      );
   }
 
   /** Reads the entries up to `size` once each: the leaf index of each waiting proof found there. */
