@@ -6,10 +6,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { verifyProofFile, type ManifestKey } from '../client/client.ts';
-import { makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { backUp } from '../../test/db-backup.ts';
+import { api, makeDataDir, notarizeBody, startServer, type TestServer } from '../../test/helper.ts';
 import { finished, run, start } from '../../test/process.ts';
 import { eventually, within } from '../../test/wait.ts';
 import { CLI } from './cli-test-setup.ts';
@@ -208,6 +209,62 @@ describe('hashproof stamp of many files', () => {
       await proxy.close();
       await server.close();
       server.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('a log that forked since the last run is caught at the first checkpoint, from its tiles, before any batch', async () => {
+    // One public name across restarts: one log origin, signed by the same keys.
+    const env = { PUBLIC_BASE_URL: 'https://proofs.example.test' };
+    let server = await startServer({ env });
+    await server.close();
+    const emptyLog = backUp(server.dataDir);
+    const work = makeDataDir();
+    try {
+      server = await startServer({ dataDir: server.dataDir, env });
+      const before = filesIn(work, 'seen', 3);
+      const seen = await run(process.execPath, [CLI, 'stamp', path.dirname(before[0]!)], {
+        env: envOf(server.baseUrl, work),
+      });
+      assert.equal(seen.code, 0, seen.stderr);
+      // The service restored from its backup of an empty log, its record of the log moved aside, and let
+      // go on: another history under the same name and key.
+      await server.close();
+      emptyLog.restore();
+      const keys = path.join(server.dataDir, 'keys');
+      for (const name of readdirSync(keys).filter((n) => n.startsWith('log-checkpoint-')))
+        renameSync(path.join(keys, name), path.join(server.dataDir, name));
+      server = await startServer({ dataDir: server.dataDir, env });
+      for (let i = 0; i < 5; i++)
+        assert.equal(
+          (await api(server.baseUrl, '/api/proof/notarize', { body: notarizeBody() })).status,
+          200,
+        );
+      const forked = server;
+      await eventually(() => forked.ctx.log.latest(5), {
+        what: 'the other history reaches 5 entries',
+        until: (checkpoint) => (checkpoint?.treeSize ?? 0) >= 5,
+      });
+      const proxy = await startCountingProxy(server.baseUrl);
+      try {
+        const files = filesIn(work, 'after', 2);
+        const caught = await run(process.execPath, [CLI, 'stamp', path.dirname(files[0]!)], {
+          env: envOf(proxy.url, work),
+        });
+        assert.equal(caught.code, 1, caught.stdout + caught.stderr);
+        assert.match(caught.stderr, /^log fork detected: proofs\.example\.test\/log: .*size 3, root /m);
+        assert.deepEqual(batchesSeen(proxy), [], 'nothing is sent to a log that failed its check');
+        assert.ok(
+          !proxy.seen.some((r) => r.path === '/api/log/consistency'),
+          'the proof came from the tiles',
+        );
+      } finally {
+        await proxy.close();
+      }
+    } finally {
+      await server.close();
+      server.cleanup();
+      emptyLog.discard();
       rmSync(work, { recursive: true, force: true });
     }
   });
