@@ -222,6 +222,17 @@ export class PaymentGate {
     throw paymentRequiredError(message, await this.batchTerms(units, attempt));
   }
 
+  /** How many proofs a payload's amount pays for at our price: a whole positive number, or undefined. */
+  #unitsOf(payload: PaymentPayload): number | undefined {
+    const one = this.#unpaid.accepts[0]?.amount;
+    const amount = payload.accepted?.amount;
+    if (one === undefined || typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return undefined;
+    const [each, total] = [BigInt(one), BigInt(amount)];
+    if (each <= 0n || total <= 0n || total % each !== 0n) return undefined;
+    const units = total / each;
+    return units <= 1000n ? Number(units) : undefined;
+  }
+
   /** The payment a request's header carries, or why it is refused (undefined: no payment at all). */
   #attempt(request: FastifyRequest, nowMs: number): PaymentAttempt | string | undefined {
     const header = request.headers['payment-signature'];
@@ -245,8 +256,10 @@ export class PaymentGate {
   paymentOf(request: FastifyRequest): Payment | undefined {
     const attempt = request.payment;
     if (attempt === undefined) return undefined;
+    const signedFor = this.#unitsOf(attempt.payload);
     return {
       authorization: attempt.authorization,
+      ...(signedFor !== undefined ? { units: signedFor } : {}),
       verify: async (units = 1) => {
         const verified = await this.#verify(request, attempt, units);
         return { settle: () => this.#settle(request, attempt, verified, units) };

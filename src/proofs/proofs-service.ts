@@ -252,7 +252,8 @@ export class ProofsService {
     payment: Payment,
   ): Promise<{ byKey: Map<string, ItemAnswer>; paymentResponse?: string }> {
     const before = await this.#answerStored(firsts, scope);
-    const units = Math.max(1, before.fresh.length);
+    // Nothing new: the payment is checked for what it was signed for (it proves the payer), never settled.
+    const units = before.fresh.length > 0 ? before.fresh.length : (payment.units ?? 1);
     const batchKey = `batch:${sha256Hex(
       firsts
         .map((item) => item.body.idempotencyKey)
@@ -269,7 +270,7 @@ export class ProofsService {
         await claim.release();
         return { byKey: answers };
       }
-      if (fresh.length !== units) {
+      if (fresh.length !== units && before.fresh.length > 0) {
         await claim.release();
         throw new AppError(
           'idempotency_key_in_use',
