@@ -147,7 +147,19 @@ export class PaymentGate {
       ]);
     }
     const challenge = await terms(http, config.publicBaseUrl, PAID_ROUTE);
-    return new PaymentGate(http, x402, resourceUrl, challenge, units);
+    const gate = new PaymentGate(http, x402, resourceUrl, challenge, units);
+    gate.#batchUnpaid = await gate.batchTerms(1);
+    return gate;
+  }
+
+  /** The batch route's terms for one proof (its price is per new item), for the discovery documents. */
+  #batchUnpaid: PaymentRequired | undefined;
+
+  /** The paid batch resource as directories list it: its URL, its per-item terms and its extensions. */
+  get batchResource(): { url: string; accepts: PaymentRequirements[]; extensions: Record<string, unknown> } {
+    const unpaid = this.#batchUnpaid;
+    if (unpaid === undefined) throw new Error('the gate is not created yet');
+    return { url: this.#batchUrl, accepts: unpaid.accepts, extensions: unpaid.extensions ?? {} };
   }
 
   /** The terms of a batch of `units` new proofs: the per-proof price times `units`. */

@@ -31,6 +31,7 @@ const REDACTED = '[redacted]';
 const PROOF_CACHE_SIZE = 10_000;
 
 export { METADATA_MAX_BYTES, type Principal } from './notarize-request.ts';
+export { BATCH_MAX_BYTES, BATCH_MAX_ITEMS, ITEMS_PER_REQUEST } from './batch-items.ts';
 
 interface NotarizeOptions {
   /** The payment of a paid request: verified first, settled once the proof is signed. */
