@@ -62,7 +62,7 @@ test('every leaf path leads to the root; another digest, index or root does not 
         places.forEach((place, i) => {
           assert.ok(leadsTo(digests[i]!, place, root));
           assert.equal(place.path.length, pathLength(i, digests.length));
-          const reached = aggregationOps(place).reduce((msg, op) => applyOp(op, msg), digests[i]!);
+          const reached = aggregationOps(place).reduce<Buffer>((msg, op) => applyOp(op, msg), digests[i]!);
           assert.deepEqual(reached, root, 'the OpenTimestamps operations reach the root too');
         });
         const a = pickA % digests.length;
