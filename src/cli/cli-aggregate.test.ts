@@ -104,7 +104,10 @@ describe('hashproof stamp --aggregate', () => {
       'team=build',
     ]);
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, /^already stamped 100 files as one proof \(root sha256:[0-9a-f]{64}\) {2}http/);
+    assert.match(
+      again.stdout,
+      /^already stamped 100 files as one proof \(root sha256:[0-9a-f]{64}\) {2}http/,
+    );
     assert.deepEqual(await proofIds(server.baseUrl), after, 'the re-run creates no proof');
   });
 

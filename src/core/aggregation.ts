@@ -10,8 +10,11 @@ import type { OtsOp } from './ots-ops.ts';
  * of a path, and the same path as OpenTimestamps operations.
  */
 
-/** The most files one aggregation holds: a path is then at most 20 hashes, the tree ~64 MiB to build. */
-export const AGGREGATION_MAX_SIZE = 1_000_000;
+/**
+ * The most files one aggregation holds: a path is then at most 17 hashes, and the tree with every
+ * file's path (as hex, in each proof file) takes a few hundred MiB at most to build.
+ */
+export const AGGREGATION_MAX_SIZE = 100_000;
 
 const HEX_HASH = /^[0-9a-f]{64}$/;
 
@@ -40,51 +43,65 @@ function checkDigest(digest: Uint8Array): void {
 }
 
 /**
- * The number of hashes in the path of leaf `index` of a tree of `size` leaves: one per level where
- * the leaf's subtree has a sibling (a lone last subtree is carried up unpaired, as RFC 6962 splits).
+ * The levels of the path of leaf `index` in a tree of `size` leaves, bottom up: at each, the node
+ * the leaf is under and whether it has a sibling (a lone last subtree is carried up unpaired, as
+ * RFC 6962 splits). Its sibling, when there is one, is the next hash of the path.
  */
+function* climb(index: number, size: number): Generator<{ at: number; hasSibling: boolean }> {
+  for (let at = index, width = size; width > 1; at = Math.floor(at / 2), width = Math.ceil(width / 2))
+    yield { at, hasSibling: (at ^ 1) < width };
+}
+
+/** The number of hashes in the path of leaf `index` of a tree of `size` leaves. */
 export function pathLength(index: number, size: number): number {
   let length = 0;
-  for (let i = index, width = size; width > 1; i = Math.floor(i / 2), width = Math.ceil(width / 2))
-    if ((i ^ 1) < width) length++;
+  for (const { hasSibling } of climb(index, size)) if (hasSibling) length++;
   return length;
 }
 
 /**
- * The tree over `digests` (32 bytes each): its root and every leaf's audit path, bottom up, in the
- * order of RFC 9162 §2.1.3.1 PATH. Built level by level, pairing neighbours and carrying a lone last
- * node up unchanged, which gives the same tree as the RFC's split at the largest power of two.
+ * The tree over `digests` (32 bytes each): its root, and the audit path of any leaf, bottom up, in
+ * the order of RFC 9162 §2.1.3.1 PATH. Built level by level, pairing neighbours and carrying a lone
+ * last node up unchanged, which gives the same tree as the RFC's split at the largest power of two;
+ * the levels are kept (twice as many hashes as leaves), and a path is read from them when asked.
  */
-export function aggregationTree(digests: readonly Uint8Array[]): { root: Buffer; paths: Buffer[][] } {
+export function aggregationTree(digests: readonly Uint8Array[]): {
+  root: Buffer;
+  pathOf: (index: number) => Buffer[];
+} {
   checkSize(digests.length);
   digests.forEach(checkDigest);
-  let level: Buffer[] = digests.map((digest) => leafHash(digest));
-  const paths: Buffer[][] = digests.map(() => []);
-  // Which node of the current level each leaf is under.
-  const position = digests.map((_, i) => i);
-  while (level.length > 1) {
-    for (let leaf = 0; leaf < paths.length; leaf++) {
-      const sibling = level[position[leaf]! ^ 1];
-      if (sibling !== undefined) paths[leaf]!.push(sibling);
-      position[leaf] = Math.floor(position[leaf]! / 2);
-    }
+  const levels: Buffer[][] = [digests.map((digest) => leafHash(digest))];
+  for (let level = levels[0]!; level.length > 1;) {
     const next: Buffer[] = [];
     for (let i = 0; i < level.length; i += 2)
       next.push(i + 1 < level.length ? nodeHash(level[i]!, level[i + 1]!) : level[i]!);
+    levels.push(next);
     level = next;
   }
-  return { root: level[0]!, paths };
+  const pathOf = (index: number): Buffer[] => {
+    if (!Number.isSafeInteger(index) || index < 0 || index >= digests.length)
+      throw new AggregationError('a leaf index outside the tree');
+    const path: Buffer[] = [];
+    let depth = 0;
+    for (const { at, hasSibling } of climb(index, digests.length)) {
+      if (hasSibling) path.push(levels[depth]![at ^ 1]!);
+      depth++;
+    }
+    return path;
+  };
+  return { root: levels.at(-1)![0]!, pathOf };
 }
 
 /** Each file's place in the tree over `digests`, as a proof file holds it, and the root. */
 export function aggregate(digests: readonly Uint8Array[]): { root: Buffer; places: AggregationPath[] } {
-  const { root, paths } = aggregationTree(digests);
+  const { root, pathOf } = aggregationTree(digests);
   return {
     root,
-    places: paths.map((path, index) => ({
+    places: digests.map((_, index) => ({
       index,
       size: digests.length,
-      path: path.map((hash) => hash.toString('hex')),
+      path: pathOf(index).map((hash) => hash.toString('hex')),
     })),
   };
 }
@@ -126,16 +143,11 @@ export function aggregationOps(place: AggregationPath): OtsOp[] {
   const problem = parseAggregation(place);
   if (typeof problem === 'string') throw new AggregationError(problem);
   const ops: OtsOp[] = [{ op: 'prepend', arg: Buffer.from([0x00]) }, { op: 'sha256' }];
-  let at = 0;
-  for (
-    let i = place.index, width = place.size;
-    width > 1;
-    i = Math.floor(i / 2), width = Math.ceil(width / 2)
-  ) {
-    if ((i ^ 1) >= width) continue;
-    const sibling = Buffer.from(place.path[at++]!, 'hex');
+  let next = 0;
+  for (const { at, hasSibling } of climb(place.index, place.size)) {
+    if (!hasSibling) continue;
     ops.push(
-      { op: i % 2 === 1 ? 'prepend' : 'append', arg: sibling },
+      { op: at % 2 === 1 ? 'prepend' : 'append', arg: Buffer.from(place.path[next++]!, 'hex') },
       { op: 'prepend', arg: Buffer.from([0x01]) },
       { op: 'sha256' },
     );

@@ -1,5 +1,6 @@
 import { readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AGGREGATION_MAX_SIZE } from '../../core/aggregation.ts';
 import {
   aggregate,
   aggregatedOts,
@@ -12,6 +13,7 @@ import {
 import { checkLog } from './log-memory.ts';
 import { escapeControl, EXIT, print, printJson, UsageError } from '../output.ts';
 import { checkLabel, parseMetadata } from './stamp.ts';
+import { stampProgress, type StampInput } from './progress.ts';
 import { servedKeys } from './trusted-keys.ts';
 
 /** The options of `hashproof stamp --aggregate`. */
@@ -48,11 +50,11 @@ export async function stampAggregate(
     if (key in extra) throw new UsageError(`--metadata ${key}=… is not allowed: the aggregation sets it`);
   const names: string[] = [];
   for (const input of named) names.push(...(await listFiles(input)));
+  checkSet(names);
+  const hashed = await hashAll(names);
   let files;
   try {
-    files = aggregationOrder(
-      await Promise.all(names.map(async (file) => ({ path: file, contentHash: await hashFile(file) }))),
-    );
+    files = aggregationOrder(hashed);
     aggregationMetadata(files.length, extra);
   } catch (error) {
     if (error instanceof AggregationError) throw new UsageError(error.message);
@@ -104,6 +106,41 @@ export async function stampAggregate(
       );
   }
   return EXIT.ok;
+}
+
+/** What makes no aggregation, told before a byte is hashed: no file, too many, one named twice. */
+function checkSet(names: string[]): void {
+  if (names.length === 0) throw new UsageError('stamp --aggregate found no files to stamp');
+  if (names.length > AGGREGATION_MAX_SIZE)
+    throw new UsageError(
+      `stamp --aggregate takes at most ${AGGREGATION_MAX_SIZE} files; these are ${names.length}`,
+    );
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new UsageError(`${name} is named twice`);
+    seen.add(name);
+  }
+}
+
+/**
+ * Each file's hash, one file at a time (a set of thousands opens no more than one), with the
+ * progress line of `stamp` on a terminal.
+ */
+async function hashAll(files: string[]): Promise<Array<{ path: string; contentHash: string }>> {
+  const inputs: StampInput[] = await Promise.all(
+    files.map(async (file) => ({ file, sizeBytes: (await stat(file)).size })),
+  );
+  const progress = stampProgress(inputs, process.stderr, print);
+  const hashed: Array<{ path: string; contentHash: string }> = [];
+  try {
+    for (const input of inputs) {
+      hashed.push({ path: input.file, contentHash: await hashFile(input.file, progress.hashing(input)) });
+      progress.done(input, undefined);
+    }
+  } finally {
+    progress.end();
+  }
+  return hashed;
 }
 
 /**
