@@ -1,9 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { api, makeDataDir, startServer, type TestServer } from '../../test/helper.ts';
+import { startHeaderServer, type HeaderServer } from '../../test/bitcoin-headers.ts';
 import { startCalendar, type Calendar } from '../../test/ots-calendar.ts';
 import { reference } from '../../test/ots-reference.ts';
 import { run } from '../../test/process.ts';
@@ -121,6 +122,10 @@ describe('hashproof stamp --aggregate', () => {
       assert.equal(verdict.checks[0]!.name, 'aggregation');
       assert.equal(verdict.checks[0]!.status, 'valid');
     }
+    const online = await cli(['verify', files[12]!, '--online']);
+    assert.equal(online.code, 0, online.stdout + online.stderr);
+    assert.match(online.stdout, /^ok {3}aggregation: /m);
+    assert.equal(readJson(`${files[12]}.proof.json`).aggregation.index, 12, 'kept when the file is saved');
     for (const file of [files[0]!, files[57]!, files[99]!]) {
       const verified = await cli(['verify', file, '--json']);
       assert.equal(verified.code, 0, verified.stdout + verified.stderr);
@@ -201,12 +206,14 @@ describe('hashproof stamp --aggregate', () => {
 /** With --ots, each file's .ots, read by the reference library from the file's own digest. */
 describe('hashproof stamp --aggregate --ots', () => {
   let calendar: Calendar;
+  let headers: HeaderServer;
   let ots: TestServer;
   let scratch: string;
   before(async () => {
-    calendar = await startCalendar();
+    [calendar, headers] = await Promise.all([startCalendar(), startHeaderServer()]);
     ots = await startServer({
       env: {
+        BITCOIN_HEADERS_URL: headers.url,
         ANCHOR_OTS_CALENDARS: calendar.url,
         ANCHOR_INTERVAL_MS: '100',
         ANCHOR_ALLOW_PRIVATE_URLS: 'true',
@@ -217,7 +224,7 @@ describe('hashproof stamp --aggregate --ots', () => {
   after(async () => {
     await ots.close();
     ots.cleanup();
-    await calendar.close();
+    await Promise.all([calendar.close(), headers.close()]);
   });
 
   const hashproof = (args: string[]) =>
@@ -288,6 +295,29 @@ describe('hashproof stamp --aggregate --ots', () => {
         `${files[i]}: it reaches the proof's commitments`,
       );
     }
+
+    // Once Bitcoin attests the calendar, a file's .ots written then is verified by the reference
+    // against the block header: from the file's own digest to the block.
+    const block = calendar.confirm();
+    headers.add(block.height, block.header);
+    await eventually(() => api(ots.baseUrl, `/api/proofs/${proofId}/anchors`), {
+      what: 'the Bitcoin attestation of the calendar',
+      until: (res) => res.body.opentimestamps?.[0]?.status === 'bitcoin',
+      timeoutMs: 20_000,
+    });
+    rmSync(`${files[5]}.ots`);
+    const fourth = await hashproof(['stamp', '--aggregate', dir, '--ots']);
+    assert.match(fourth.stdout, /^wrote 1 \.ots files \(6 already there\)$/m);
+    const [confirmed] = await reference('check', {
+      headers: { [block.height]: block.header.toString('hex') },
+      files: [{ path: `${files[5]}.ots`, contentHash: digestOf(readFileSync(files[5]!, 'utf8')) }],
+    });
+    assert.equal(confirmed.digestMatches, true);
+    const bitcoin = confirmed.attestations.filter((a: { kind: string }) => a.kind === 'bitcoin');
+    assert.deepEqual(
+      bitcoin.map((a: { height: number; verified: boolean }) => [a.height, a.verified]),
+      [[block.height, true]],
+    );
 
     // A file whose content changed no longer matches its .ots.
     writeFileSync(files[3]!, 'changed');
