@@ -86,8 +86,7 @@ export async function stampAggregate(
         ...(ots === undefined
           ? {}
           : {
-              ots:
-                ots.written.includes(file.path) || ots.kept.includes(file.path) ? `${file.path}.ots` : null,
+              ots: ots.isAnchored ? `${file.path}.ots` : null,
             }),
       })),
       ...(ots === undefined ? {} : { otsAnchored: ots.isAnchored }),
@@ -101,7 +100,7 @@ export async function stampAggregate(
     if (ots !== undefined)
       print(
         ots.isAnchored
-          ? `wrote ${ots.written.length} .ots files (${ots.kept.length} already there)`
+          ? `wrote ${ots.written} .ots files (${ots.kept} already there)`
           : 'no .ots files yet: no anchored checkpoint holds the proof; run the same command again later',
       );
   }
@@ -150,23 +149,23 @@ async function hashAll(files: string[]): Promise<Array<{ path: string; contentHa
 async function writeOtsFiles(
   client: HashproofClient,
   result: Awaited<ReturnType<typeof aggregate>>,
-): Promise<{ isAnchored: boolean; written: string[]; kept: string[] }> {
+): Promise<{ isAnchored: boolean; written: number; kept: number }> {
   const anchors = await client.anchors(result.proof.id);
-  if (anchors?.ots === undefined) return { isAnchored: false, written: [], kept: [] };
+  if (anchors?.ots === undefined) return { isAnchored: false, written: 0, kept: 0 };
   const proofOts = Buffer.from(anchors.ots, 'base64');
-  const written: string[] = [];
-  const kept: string[] = [];
+  let written = 0;
+  let kept = 0;
   for (const file of result.files) {
     const target = `${file.path}.ots`;
     if (await exists(target)) {
-      kept.push(file.path);
+      kept++;
       continue;
     }
     const digest = Buffer.from(file.contentHash.slice('sha256:'.length), 'hex');
     // Whole or not at all: a file cut short would be kept by the next run.
     await writeFile(`${target}.partial`, aggregatedOts(proofOts, digest, file.aggregation));
     await rename(`${target}.partial`, target);
-    written.push(file.path);
+    written++;
   }
   return { isAnchored: true, written, kept };
 }
