@@ -10,7 +10,7 @@ import type { NotarizeInput, NotarizeResult, Proof } from './documents.ts';
 import type { Evidence, ManifestKey } from './offline.ts';
 
 /**
- * Aggregation in the client (DECISIONS §15): one proof for a set of files. The files' digests are the
+ * Aggregation in the client (docs/cli.md): one proof for a set of files. The files' digests are the
  * leaves of an RFC 6962 tree (core/aggregation.ts); only its root is sent, notarized once, so the
  * service never learns the file list. Each file then gets a proof file of its own: the shared proof
  * with its evidence, and the file's path to the root under `aggregation`.

@@ -320,7 +320,7 @@ export function proofFileOf(document: unknown): ProofFile {
 }
 
 /**
- * The aggregation check of a proof file that has an `aggregation` part (DECISIONS §15): the content's
+ * The aggregation check of a proof file that has an `aggregation` part (docs/cli.md, `stamp --aggregate`): the content's
  * digest must lead through the path to the proof's contentHash, the root of the set. The proof's own
  * checks then run on that root when it is reached, on the content's digest otherwise (so they fail
  * too). A malformed part fails closed. Undefined for a proof file of one file.

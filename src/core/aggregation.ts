@@ -2,7 +2,7 @@ import { leafHash, nodeHash, verifyInclusion } from './merkle.ts';
 import type { OtsOp } from './ots-ops.ts';
 
 /**
- * Aggregation: one proof for a set of files (DECISIONS §15). The files' digests, in the order the
+ * Aggregation: one proof for a set of files (docs/cli.md, `stamp --aggregate`). The files' digests, in the order the
  * caller gives (the command line sorts them bytewise by path), are the leaves of an RFC 6962 tree
  * (leaf = SHA-256(0x00 ‖ digest), node = SHA-256(0x01 ‖ left ‖ right), RFC 9162 §2.1 for any size);
  * its root is what gets notarized, and each file keeps its path to that root. The hashing and the

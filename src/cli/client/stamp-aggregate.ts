@@ -27,7 +27,7 @@ interface AggregateValues {
 }
 
 /**
- * `hashproof stamp --aggregate <file|dir>… [--ots]`: one proof for the set (DECISIONS §15). The files'
+ * `hashproof stamp --aggregate <file|dir>… [--ots]`: one proof for the set (docs/cli.md). The files'
  * digests are the leaves of an RFC 6962 tree whose root alone is notarized; each file gets
  * `<file>.proof.json` with its path to the root. With --ots, each file also gets `<file>.ots` once
  * the proof's checkpoint is anchored; a later run of the same command (no new proof: the same

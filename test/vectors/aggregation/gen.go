@@ -1,4 +1,4 @@
-// Command gen writes vector.json: known answers for hashproof's aggregation tree (DECISIONS §15),
+// Command gen writes vector.json: known answers for hashproof's aggregation tree (docs/cli.md),
 // computed by the Go team's golang.org/x/mod/sumdb/tlog, an RFC 6962 implementation independent of
 // ours. Leaf i's file digest is SHA-256("hashproof aggregation leaf <i>"); the tree's record i is that
 // 32-byte digest, so tlog.RecordHash gives SHA-256(0x00 || digest), as aggregation does.
