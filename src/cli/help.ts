@@ -5,7 +5,8 @@ export const HELP = {
 Usage: hashproof <command> [options]
 
 Commands:
-  stamp <file|dir|->…     hash files locally and create one proof per file (writes <file>.proof.json)
+  stamp <file|dir|->…     hash files locally and create one proof per file (writes <file>.proof.json);
+                          --aggregate: one proof for the set, each file with its path to the root
   verify <file> [proof]   check a file against its proof (offline; --online also asks the service)
   show <proof-id|url>     print a proof (its id, or its page or badge URL)
   search [options]        find proofs (--q, --content-hash, --file, --account, --limit)
@@ -35,7 +36,15 @@ label, so running the command again never creates (or pays for) a second proof. 
 file by file (recursively, skipping *.proof.json); - reads standard input, stamped alone, and prints
 its proof file on standard output unless --out names one. Writes <file>.proof.json beside each file,
 or --out for a single input. --label is one line of 1 to 120 characters. The API key comes from --api-key or HASHPROOF_API_KEY.
-On a terminal, many files (or one over 64 MiB) show their progress on standard error.`,
+On a terminal, many files (or one over 64 MiB) show their progress on standard error.
+
+       hashproof stamp --aggregate <file|dir>… [--label L] [--metadata key=value]… [--ots] [--json]
+
+--aggregate: one proof for the whole set. The files (sorted bytewise by path) are the leaves of an
+RFC 6962 tree over their SHA-256; only its root is sent, with the metadata aggregate=rfc6962 and count.
+Each file gets <file>.proof.json with its path to the root (hashproof verify checks it). --ots also
+writes <file>.ots, which the reference ots verify reads from the file itself, once the proof's
+checkpoint is anchored: run the same command again later (it creates no new proof) for those not yet written.`,
   verify: `Usage: hashproof verify <file | - proof.json> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--bitcoin-headers URL] [--timeout S] [--json]
 
 Says "verified" (exit 0) only when, with keys it trusts, the file's SHA-256 is the proof's contentHash,

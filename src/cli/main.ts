@@ -15,6 +15,7 @@ import { admin } from './client/admin.ts';
 import { monitor } from './client/monitor.ts';
 import { search, show } from './client/show.ts';
 import { stamp } from './client/stamp.ts';
+import { stampAggregate } from './client/stamp-aggregate.ts';
 import { verify } from './client/verify.ts';
 import { HELP } from './help.ts';
 import { backup, restore } from './operator/backup.ts';
@@ -29,6 +30,8 @@ const OPTIONS = {
   label: { type: 'string' },
   metadata: { type: 'string', multiple: true },
   out: { type: 'string' },
+  aggregate: { type: 'boolean' },
+  ots: { type: 'boolean' },
   'api-key': { type: 'string' },
   online: { type: 'boolean' },
   keys: { type: 'string' },
@@ -93,7 +96,12 @@ type Command = { usage: string } & (
 );
 
 const COMMANDS: Record<string, Command> = {
-  stamp: { needsClient: true, run: stamp, usage: HELP.stamp },
+  stamp: {
+    needsClient: true,
+    run: (client, args, values) =>
+      values.aggregate || values.ots ? stampAggregate(client, args, values) : stamp(client, args, values),
+    usage: HELP.stamp,
+  },
   verify: {
     needsClient: true,
     run: (client, args, values) => verify(client, args, values, timeoutOf(values.timeout)),

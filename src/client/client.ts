@@ -46,6 +46,17 @@ export {
   type ProofFile,
   type PublicKeyEntry,
 } from './offline.ts';
+export {
+  aggregate,
+  aggregatedOts,
+  aggregationMetadata,
+  aggregationOrder,
+  AggregationError,
+  type AggregatedProofFile,
+  type AggregateInput,
+  type AggregateResult,
+  type AggregationPath,
+} from './aggregate.ts';
 export { KeyManifestChangedError, KeyMemory, originOf } from './key-memory.ts';
 export { writeFileAtomic } from './atomic-file.ts';
 export { auditEntries } from './log-audit.ts';

@@ -1,5 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { leadsTo, parseAggregation } from '../core/aggregation.ts';
 import { isContentHash } from '../core/hashing.ts';
 import { checkAnchors, type ProofAnchors } from '../verify/anchor-checks.ts';
 import { verifyProof, type VerifiableProof } from '../verify/proof-verifier.ts';
@@ -318,6 +319,39 @@ export function proofFileOf(document: unknown): ProofFile {
   return parseProofFile(document).proofFile;
 }
 
+/**
+ * The aggregation check of a proof file that has an `aggregation` part (docs/cli.md, `stamp --aggregate`): the content's
+ * digest must lead through the path to the proof's contentHash, the root of the set. The proof's own
+ * checks then run on that root when it is reached, on the content's digest otherwise (so they fail
+ * too). A malformed part fails closed. Undefined for a proof file of one file.
+ */
+async function aggregationCheck(
+  document: unknown,
+  content: Content,
+  contentHash: string,
+): Promise<{ check: OfflineCheck; content: Content } | undefined> {
+  if (document === null || typeof document !== 'object' || !('aggregation' in document)) return undefined;
+  const digest = await contentHashOf(content);
+  const place = parseAggregation(document.aggregation);
+  const check = (status: OfflineCheck['status'], message: string) => ({
+    check: { name: 'aggregation', status, message },
+    content: { hash: status === 'valid' ? contentHash : digest },
+  });
+  if (typeof place === 'string') return check('invalid', `The proof file is malformed: ${place}`);
+  if (!isContentHash(digest) || !isContentHash(contentHash))
+    return check('invalid', "The content's hash or the proof's contentHash is not a sha256: hash");
+  const toBytes = (hash: string) => Buffer.from(hash.slice('sha256:'.length), 'hex');
+  return leadsTo(toBytes(digest), place, toBytes(contentHash))
+    ? check(
+        'valid',
+        `The content's hash leads through the path of file ${place.index + 1} of ${place.size} to the proof's contentHash`,
+      )
+    : check(
+        'invalid',
+        `The content's hash does not lead through the path of file ${place.index + 1} of ${place.size} to the proof's contentHash: another file, or a path from another set`,
+      );
+}
+
 export interface FileVerdict {
   /** True only when every required piece verified with trusted keys, and every carried piece too. */
   verified: boolean;
@@ -341,7 +375,17 @@ export async function verifyProofFile(
 ): Promise<FileVerdict> {
   const { proofFile, malformed } = parseProofFile(document);
   const { proof, evidence = {}, anchors } = proofFile;
-  const { checks, problems } = await offlineReport(proof, content, trustedKeys, evidence);
+  const aggregated = await aggregationCheck(document, content, proof.contentHash);
+  const { checks, problems } = await offlineReport(
+    proof,
+    aggregated?.content ?? content,
+    trustedKeys,
+    evidence,
+  );
+  if (aggregated !== undefined) {
+    checks.unshift(aggregated.check);
+    if (aggregated.check.status !== 'valid') problems.unshift(`aggregation: ${aggregated.check.message}`);
+  }
   if (malformed !== undefined) problems.unshift(`format: ${malformed}`);
   if (trustedKeys.length === 0) problems.unshift('keys: no trusted keys');
   if (anchors?.ots !== undefined && anchors.ots.length > MAX_OTS_BASE64) {

@@ -1,10 +1,11 @@
 import type { Static } from 'typebox';
 import { sha256Hex } from '../core/hashing.ts';
 import { CONTENT_HASH_PATTERN } from '../core/field-rules.ts';
-import { NotarizeBody, Proof, RecentQuery, SearchQuery } from '../proofs/proof-schemas.ts';
+import { BatchBody, NotarizeBody, Proof, RecentQuery, SearchQuery } from '../proofs/proof-schemas.ts';
 import type { ActionCatalog, Capabilities, Quickstart } from './document-schemas.ts';
 import {
   authenticationOf,
+  BATCH_PATH,
   documentLinks,
   NOTARIZE_PATH,
   operationsOf,
@@ -37,8 +38,20 @@ export interface ProofEndpoint {
  * Where the JSON operations on proofs are and what each takes, as both the action catalog and the
  * marketplace (service-documents.ts) describe them.
  */
-export function proofEndpoints(facts: Facts): Record<'notarize' | 'verify' | 'search', ProofEndpoint> {
+export function proofEndpoints(
+  facts: Facts,
+): Record<'notarize' | 'batch' | 'verify' | 'search', ProofEndpoint> {
   return {
+    batch: {
+      method: 'POST',
+      urlTemplate: facts.url(BATCH_PATH),
+      inputSchema: {
+        ...plainSchema(BatchBody),
+        properties: {
+          items: { ...plainSchema(BatchBody.properties.items), items: plainSchema(NotarizeBody) },
+        },
+      },
+    },
     notarize: {
       method: 'POST',
       urlTemplate: facts.url(NOTARIZE_PATH),
@@ -159,6 +172,22 @@ export function buildQuickstart(facts: Facts): Static<typeof Quickstart> {
       },
       {
         step: 5,
+        title: 'Many files at once',
+        description:
+          `Send up to ${facts.limits.batch.maxItems} such bodies in one request as { "items": [...] }: each ` +
+          'item is answered as the single call would answer it, in the same order, with its RFC 3161 token ' +
+          `inline. It counts one request per ${facts.limits.batch.itemsPerRequest} items against the rate limit` +
+          (terms.required ? `, and costs ${terms.price} per item not already answered.` : '.') +
+          ' The command line does this for a directory: hashproof stamp DIR.',
+        method: 'POST',
+        url: facts.url(BATCH_PATH),
+        body: { items: [example] },
+        command:
+          `curl -s ${facts.url(BATCH_PATH)} -H 'content-type: application/json' ` +
+          `-d '${JSON.stringify({ items: [example] })}'`,
+      },
+      {
+        step: 6,
         title: 'Find proofs of a hash',
         description: 'Anyone holding the content can hash it and look for proofs of it.',
         method: 'GET',
@@ -215,6 +244,24 @@ export function buildActionCatalog(facts: Facts, newestProofId: string | null): 
         price: terms.price,
         returns:
           '{ ok, mode, idempotentReplay, proof, links }: keep proof.id; links.proof is the public page.',
+      },
+      {
+        name: 'create_proofs',
+        title: 'Create up to 1,000 proofs in one request',
+        description:
+          'Each item is a create_proof input, answered as create_proof would answer it, in the same order; ' +
+          'one bad item fails only itself. Each proof comes with its RFC 3161 token inline.' +
+          (terms.required
+            ? ` Costs ${terms.price} per item not already answered, paid with x402 in one payment.`
+            : ' Free in demo mode.'),
+        ...endpoints.batch,
+        bodyFromInput: true,
+        headers: { 'content-type': 'application/json' },
+        example: { items: [{ ...exampleRequest(), metadata: { source: 'quickstart' } }] },
+        paid: terms.required,
+        price: terms.price,
+        returns:
+          '{ ok, mode, items: [{ ok, idempotentReplay, proof, links, evidence: { timestampToken } } or { ok: false, error }] }',
       },
       {
         name: 'verify_proof',

@@ -27,6 +27,7 @@ function renderLlmsTxt(facts: Facts): string {
     '',
     `- Send only \`sha256:\` + 64 hex digits of your content, a label of 1 to ${limits.labelMaxLength} characters, optional non-secret metadata (at most ${limits.metadataMaxBytes} bytes; only its hash and key names are published) and an \`idempotencyKey\`.`,
     '- A retry with the same idempotencyKey and content returns the same proof (`idempotentReplay: true`); the same key with other content is a 422.',
+    `- Up to ${limits.batch.maxItems} proofs in one request: POST ${facts.url('/api/proof/batch')} with \`{ "items": [ … ] }\`; each item is answered as a single call would be${terms.required ? `, at ${terms.price} per item not already answered` : ''}. It counts one request per ${limits.batch.itemsPerRequest} items against the rate limit.`,
     '- Every error is JSON: `{ "error": { "code", "message", "details" } }`.',
     ...(limits.rateLimit
       ? [
@@ -37,7 +38,7 @@ function renderLlmsTxt(facts: Facts): string {
     '## API',
     '',
     item('OpenAPI 3.1', links.openapi ?? '', 'every operation with its request and response schemas'),
-    item('Quickstart', links.quickstart ?? '', 'five steps from hashing a file to citing its proof'),
+    item('Quickstart', links.quickstart ?? '', 'six steps from hashing a file to citing and finding its proof'),
     item(
       'Action templates',
       links.actions ?? '',

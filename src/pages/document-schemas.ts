@@ -37,6 +37,17 @@ export const Limits = Type.Object({
   bodyMaxBytes: Type.Integer(),
   searchLimitMax: Type.Integer(),
   searchLimitDefault: Type.Integer(),
+  batch: Type.Object(
+    {
+      maxItems: Type.Integer(),
+      maxBytes: Type.Integer(),
+      itemsPerRequest: Type.Integer({
+        description:
+          'A batch counts one request against the rate limit per started group of this many items.',
+      }),
+    },
+    { description: 'POST /api/proof/batch: many proofs in one request.' },
+  ),
   rateLimit: Nullable(
     Type.Object(
       { max: Type.Integer(), windowSeconds: Type.Integer() },

@@ -52,7 +52,12 @@ describe('JSON documents in demo mode', () => {
     assert.equal(body.limits.labelMaxLength, 120);
     assert.equal(body.limits.bodyMaxBytes, 131072);
     const operations = body.operations.map((op: any) => `${op.method} ${op.path}`);
-    for (const op of ['POST /api/proof/notarize', 'GET /api/verify/proofs/{id}', 'GET /api/capabilities']) {
+    for (const op of [
+      'POST /api/proof/notarize',
+      'POST /api/proof/batch',
+      'GET /api/verify/proofs/{id}',
+      'GET /api/capabilities',
+    ]) {
       assert.ok(operations.includes(op), op);
     }
     assert.ok(!operations.includes('GET /dashboard'), 'HTML pages are not API operations');
@@ -66,7 +71,7 @@ describe('JSON documents in demo mode', () => {
   test('/api/quickstart gives working steps with absolute URLs and a real example hash', async () => {
     const { body } = await api(server.baseUrl, '/api/quickstart');
     assert.equal(body.ok, true);
-    assert.equal(body.steps.length, 5);
+    assert.equal(body.steps.length, 6);
     const create = body.steps.find((s: any) => s.method === 'POST');
     assert.equal(create.url, `${BASE}/api/proof/notarize`);
     assert.equal(
@@ -77,6 +82,12 @@ describe('JSON documents in demo mode', () => {
     const made = await api(server.baseUrl, '/api/proof/notarize', { body: create.body });
     assert.equal(made.status, 200, made.text);
     assert.match(body.steps[1].description, /demo mode/);
+    // The batch step's example is accepted as it is, and answers the same proof as a replay.
+    const many = body.steps.find((s: any) => s.url === `${BASE}/api/proof/batch`);
+    const batch = await api(server.baseUrl, '/api/proof/batch', { body: many.body });
+    assert.equal(batch.status, 200, batch.text);
+    assert.equal(batch.body.items[0].proof.id, made.body.proof.id);
+    assert.equal(batch.body.items[0].idempotentReplay, true);
   });
 
   test('/api/actions holds templates whose examples satisfy their own input schemas', async () => {
@@ -86,6 +97,7 @@ describe('JSON documents in demo mode', () => {
     const names = body.actions.map((a: any) => a.name);
     assert.deepEqual(names, [
       'create_proof',
+      'create_proofs',
       'verify_proof',
       'get_proof',
       'search_proofs',
@@ -269,7 +281,7 @@ describe('JSON documents in x402 mode', () => {
 
   test('the discovery documents name the paid route under PUBLIC_BASE_URL, at the configured price', async () => {
     const wellKnown = (await api(server.baseUrl, '/.well-known/x402')).body;
-    assert.deepEqual(wellKnown.resources, [`${BASE}/api/proof/notarize`]);
+    assert.deepEqual(wellKnown.resources, [`${BASE}/api/proof/notarize`, `${BASE}/api/proof/batch`]);
     assert.equal(wellKnown.items[0].accepts[0].amount, '7000');
     assert.equal(wellKnown.items[0].accepts[0].payTo, X402_ENV.X402_PAY_TO);
     const discovery = (await api(server.baseUrl, '/api/discovery')).body;

@@ -1,12 +1,12 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { NOTARIZE_PATH } from '../core/api-paths.ts';
+import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
 import { signingMessage } from '../core/proof-signature.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import type { Capabilities, PaymentTerms } from './document-schemas.ts';
 import { absoluteUrl, limits, paymentTerms, type Limits } from './offering.ts';
 
-export { NOTARIZE_PATH };
+export { BATCH_PATH, NOTARIZE_PATH };
 
 export const SERVICE_NAME = 'hashproof';
 export const SERVICE_SUMMARY =
@@ -80,7 +80,7 @@ export function operationsOf(
         method: method.toUpperCase(),
         path,
         summary: operation.summary ?? '',
-        paid: terms.required && path === NOTARIZE_PATH,
+        paid: terms.required && (path === NOTARIZE_PATH || path === BATCH_PATH),
       });
     }
   }

@@ -9,7 +9,7 @@ import { priceSentence } from './offering.ts';
 const DOCUMENT_NOTES: Record<string, string> = {
   llms: 'start here: what the service is, and every link below (llmstxt.org)',
   openapi: 'the whole API, generated from the schemas that validate requests (OpenAPI 3.1)',
-  quickstart: 'five steps from hashing to citing, with commands',
+  quickstart: 'six steps from hashing to citing, with commands',
   actions: 'tool definitions: input JSON Schema, URI template, example',
   capabilities: 'algorithms, limits, payment terms, credential schemes, operations',
   trust: 'what each piece of evidence proves, how to check it without us, what is stored',
@@ -146,6 +146,11 @@ export function renderPricing(facts: Facts): string {
         <p>
           A retry with the same idempotency key and content returns the stored proof; it is not a new proof
           and is not charged again.
+        </p>
+        <p>
+          A batch (<code>POST /api/proof/batch</code>, up to ${formatCount(limits.batch.maxItems)} items) is
+          ${terms.required ? html`paid once, <strong>${terms.price}</strong> times the count of its items not already answered` : 'free in demo mode, as single proofs are'};
+          items that replay a stored proof or fail their checks cost nothing.
         </p>`,
     )}
     ${section(
@@ -190,6 +195,13 @@ export function renderPricing(facts: Facts): string {
           <tr>
             <th scope="row">Request body</th>
             <td>at most ${formatCount(limits.bodyMaxBytes)} bytes</td>
+          </tr>
+          <tr>
+            <th scope="row">Batch</th>
+            <td>
+              up to ${formatCount(limits.batch.maxItems)} items and ${formatCount(limits.batch.maxBytes)}
+              bytes; counts one request per ${limits.batch.itemsPerRequest} items against the limit
+            </td>
           </tr>
           <tr>
             <th scope="row">Search page</th>

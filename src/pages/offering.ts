@@ -1,6 +1,11 @@
 import type { Config } from '../config.ts';
 import { NotarizeBody, SearchQuery } from '../proofs/proof-schemas.ts';
-import { METADATA_MAX_BYTES } from '../proofs/proofs-service.ts';
+import {
+  BATCH_MAX_BYTES,
+  BATCH_MAX_ITEMS,
+  ITEMS_PER_REQUEST,
+  METADATA_MAX_BYTES,
+} from '../proofs/proofs-service.ts';
 import type { Static } from 'typebox';
 import type { Limits as LimitsSchema, PaymentTerms } from './document-schemas.ts';
 
@@ -70,6 +75,7 @@ export function limits(config: Config, bodyMaxBytes: number): Limits {
     bodyMaxBytes,
     searchLimitMax: keyword(SearchQuery, 'limit', 'maximum'),
     searchLimitDefault: keyword(SearchQuery, 'limit', 'default'),
+    batch: { maxItems: BATCH_MAX_ITEMS, maxBytes: BATCH_MAX_BYTES, itemsPerRequest: ITEMS_PER_REQUEST },
     rateLimit:
       config.rateLimit.max > 0
         ? { max: config.rateLimit.max, windowSeconds: Math.ceil(config.rateLimit.windowMs / 1000) }

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { PAID_BATCH_ROUTE, PAID_ROUTE, X402_VERSION } from './terms.ts';
 
 /**
  * How payment-protocol directories find the paid operation (docs/payments.md, "Discovery"): the
@@ -82,6 +82,21 @@ function paidResources(ctx: AppContext, startedAt: string): Resource[] {
       tags: ['timestamp', 'notary', 'proof', 'sha256', 'transparency-log'],
       extensions: gate.extensions,
     },
+    {
+      resource: gate.batchResource.url,
+      type: 'http',
+      method: PAID_BATCH_ROUTE.method,
+      x402Version: X402_VERSION,
+      accepts: gate.batchResource.accepts,
+      lastUpdated: startedAt,
+      description:
+        `Create up to 1,000 proofs in one request, at ${gate.price} per new item: the amount above is for ` +
+        'one; the challenge of a batch asks the price times the count of its items not already answered.',
+      mimeType: 'application/json',
+      serviceName: 'hashproof',
+      tags: ['timestamp', 'notary', 'proof', 'sha256', 'batch'],
+      extensions: gate.batchResource.extensions,
+    },
   ];
 }
 
@@ -94,6 +109,8 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: AppContext): Pr
       ? `POST ${PAID_ROUTE.path} with a JSON body {contentHash, label, metadata?, idempotencyKey}. ` +
         'An unpaid call is answered 402 with the x402 v2 challenge in the PAYMENT-REQUIRED header; pay it ' +
         'and repeat the call with PAYMENT-SIGNATURE. The proof comes back with PAYMENT-RESPONSE. ' +
+        `Up to 1,000 proofs at once: POST ${PAID_BATCH_ROUTE.path} with {items: [those bodies]}; its ` +
+        'challenge asks the price times the count of items not already answered. ' +
         'Accounts with an API key (X-Service-Key) create proofs without paying per call.'
       : 'This instance runs in demo mode: proof creation is free and needs no payment, so it lists no paid ' +
         `resource. POST ${PAID_ROUTE.path} with {contentHash, label, metadata?, idempotencyKey}.`;

@@ -7,6 +7,8 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { api, expectError, makeDataDir, startServer } from '../../test/helper.ts';
 import { BASE_USDC } from '../../test/x402-chain.ts';
 import { NOTARIZE, payingFetch } from '../../test/x402-client.ts';
+
+const BATCH = '/api/proof/batch';
 import { formatCheckpoint, signNote } from '../core/signed-note.ts';
 import { LogStateFiles } from '../log/log-state.ts';
 import {
@@ -123,6 +125,17 @@ describe('x402 mode around the payment', () => {
       assert.equal(made.body.mode, 'x402');
       assert.equal(made.body.proof.accountId, account.body.account.id);
       assert.equal(made.body.proof.payment, null);
+      // A batch with the key: no payment asked, each proof billed to the account.
+      const batch = await api(admin.baseUrl, '/api/proof/batch', {
+        method: 'POST',
+        headers: { 'x-service-key': key.body.key },
+        body: { items: [body(), body()] },
+      });
+      assert.equal(batch.status, 200, batch.text);
+      for (const item of batch.body.items) {
+        assert.equal(item.proof.accountId, account.body.account.id);
+        assert.equal(item.proof.payment, null);
+      }
       const wrong = await api(admin.baseUrl, NOTARIZE, {
         method: 'POST',
         headers: { 'x-service-key': 'hp_live_wrong' },
@@ -163,17 +176,23 @@ describe('x402 mode around the payment', () => {
     const wellKnown = await api(server.baseUrl, '/.well-known/x402');
     assert.equal(wellKnown.status, 200);
     assert.equal(wellKnown.body.version, 1);
-    assert.deepEqual(wellKnown.body.resources, [server.baseUrl + NOTARIZE]);
+    assert.deepEqual(wellKnown.body.resources, [server.baseUrl + NOTARIZE, server.baseUrl + BATCH]);
     assert.deepEqual(wellKnown.body.items[0].accepts, challenge.accepts);
     const discovery = await api(server.baseUrl, '/api/discovery');
     assert.equal(discovery.status, 200);
     assert.equal(discovery.body.x402Version, 2);
-    assert.deepEqual(discovery.body.pagination, { limit: 1, offset: 0, total: 1 });
+    assert.deepEqual(discovery.body.pagination, { limit: 2, offset: 0, total: 2 });
     const item = discovery.body.items[0];
     assert.equal(item.resource, server.baseUrl + NOTARIZE);
     assert.equal(item.type, 'http');
     assert.deepEqual(item.accepts, challenge.accepts);
     assert.deepEqual(item.extensions, JSON.parse(JSON.stringify(challenge.extensions)));
+    // The batch: its terms for one item are the same price; its challenge multiplies it.
+    const batch = discovery.body.items[1];
+    assert.equal(batch.resource, server.baseUrl + BATCH);
+    assert.equal(batch.accepts[0].amount, challenge.accepts[0]?.amount);
+    assert.equal(batch.accepts[0].payTo, challenge.accepts[0]?.payTo);
+    assert.ok(batch.extensions.bazaar, 'the batch route is described for directories');
   });
 
   test('/openapi.json marks the operation as paid: x-payment-info, a 402 response, the x402 scheme', async () => {
@@ -184,6 +203,15 @@ describe('x402 mode around the payment', () => {
     assert.ok(operation.responses['402']);
     assert.deepEqual(operation.security, [{ x402: [] }, { apiKey: [] }]);
     assert.equal(doc.components.securitySchemes.x402.name, 'PAYMENT-SIGNATURE');
+    const batch = doc.paths[BATCH].post;
+    assert.deepEqual(batch['x-payment-info'].price, {
+      mode: 'per_item',
+      currency: 'USD',
+      amount: '0.005',
+      unit: 'proof',
+    });
+    assert.ok(batch.responses['402']);
+    assert.deepEqual(batch.security, [{ x402: [] }, { apiKey: [] }]);
   });
 
   test('with a CDP API key every facilitator call carries a JWT signed by that key', async () => {

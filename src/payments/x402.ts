@@ -147,7 +147,19 @@ export class PaymentGate {
       ]);
     }
     const challenge = await terms(http, config.publicBaseUrl, PAID_ROUTE);
-    return new PaymentGate(http, x402, resourceUrl, challenge, units);
+    const gate = new PaymentGate(http, x402, resourceUrl, challenge, units);
+    gate.#batchUnpaid = await gate.batchTerms(1);
+    return gate;
+  }
+
+  /** The batch route's terms for one proof (its price is per new item), for the discovery documents. */
+  #batchUnpaid: PaymentRequired | undefined;
+
+  /** The paid batch resource as directories list it: its URL, its per-item terms and its extensions. */
+  get batchResource(): { url: string; accepts: PaymentRequirements[]; extensions: Record<string, unknown> } {
+    const unpaid = this.#batchUnpaid;
+    if (unpaid === undefined) throw new Error('the gate is not created yet');
+    return { url: this.#batchUrl, accepts: unpaid.accepts, extensions: unpaid.extensions ?? {} };
   }
 
   /** The terms of a batch of `units` new proofs: the per-proof price times `units`. */
@@ -222,6 +234,17 @@ export class PaymentGate {
     throw paymentRequiredError(message, await this.batchTerms(units, attempt));
   }
 
+  /** How many proofs a payload's amount pays for at our price: a whole positive number, or undefined. */
+  #unitsOf(payload: PaymentPayload): number | undefined {
+    const one = this.#unpaid.accepts[0]?.amount;
+    const amount = payload.accepted?.amount;
+    if (one === undefined || typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return undefined;
+    const [each, total] = [BigInt(one), BigInt(amount)];
+    if (each <= 0n || total <= 0n || total % each !== 0n) return undefined;
+    const units = total / each;
+    return units <= 1000n ? Number(units) : undefined;
+  }
+
   /** The payment a request's header carries, or why it is refused (undefined: no payment at all). */
   #attempt(request: FastifyRequest, nowMs: number): PaymentAttempt | string | undefined {
     const header = request.headers['payment-signature'];
@@ -245,8 +268,10 @@ export class PaymentGate {
   paymentOf(request: FastifyRequest): Payment | undefined {
     const attempt = request.payment;
     if (attempt === undefined) return undefined;
+    const signedFor = this.#unitsOf(attempt.payload);
     return {
       authorization: attempt.authorization,
+      ...(signedFor !== undefined ? { units: signedFor } : {}),
       verify: async (units = 1) => {
         const verified = await this.#verify(request, attempt, units);
         return { settle: () => this.#settle(request, attempt, verified, units) };

@@ -44,7 +44,7 @@ export async function stamp(client: HashproofClient, paths: string[], values: St
 }
 
 /** The service's rule for a label (1 to 120 characters, one line), told before any file is hashed. */
-function checkLabel(label: string): void {
+export function checkLabel(label: string): void {
   if (label === '') throw new UsageError('--label must not be empty');
   if (!new RegExp(SINGLE_LINE_PATTERN).test(label))
     throw new UsageError('--label must be one line only (no line breaks, tabs or other control characters)');
@@ -53,7 +53,7 @@ function checkLabel(label: string): void {
     throw new UsageError(`--label is ${length} characters long; at most ${LABEL_MAX_LENGTH}`);
 }
 
-function parseMetadata(pairs: string[]): Record<string, string> | undefined {
+export function parseMetadata(pairs: string[]): Record<string, string> | undefined {
   if (pairs.length === 0) return undefined;
   const metadata: Record<string, string> = {};
   for (const pair of pairs) {
