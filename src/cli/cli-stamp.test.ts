@@ -86,8 +86,10 @@ describe('hashproof stamp', () => {
     writeFileSync(readme, 'terminal readme');
     const many = await onTerminal(['stamp', notes, readme]);
     assert.match(many, /^<redraw>\[\.{20}\] 0\/2 files {2}0 B\/29 B {2}hashing notes\.txt<redraw>/);
-    assert.match(many, /<redraw>\[[#.]{20}\] 0\/2 files {2}14 B\/29 B {2}stamping notes\.txt<redraw>/);
-    assert.match(many, /\] 1\/2 files {2}14 B\/29 B {2}done notes\.txt<redraw>/);
+    assert.match(many, /<redraw>\[[#.]{20}\] 0\/2 files {2}14 B\/29 B {2}hashing readme\.txt<redraw>/);
+    // Many files go in batches: every file is hashed, then the batch is sent (named by its first file).
+    assert.match(many, /<redraw>\[[#.]{20}\] 0\/2 files {2}29 B\/29 B {2}stamping notes\.txt<redraw>/);
+    assert.match(many, /\] 1\/2 files {2}29 B\/29 B {2}done notes\.txt<redraw>/);
     assert.match(many, /\[#{20}\] 2\/2 files {2}29 B\/29 B {2}done readme\.txt<redraw>$/);
     for (const file of [notes, readme]) {
       const line = `<redraw>stamped ${file}  ${server.baseUrl}/proof/`;

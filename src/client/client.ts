@@ -1,5 +1,5 @@
 import type { ClientEvmSigner } from '@x402/evm';
-import { NOTARIZE_PATH } from '../core/api-paths.ts';
+import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
 import { tilePath } from '../core/tlog-tiles.ts';
 import type { ProofAnchors } from '../verify/anchor-checks.ts';
 import { adminCalls } from './admin-calls.ts';
@@ -19,7 +19,15 @@ import {
   RETRY_AFTER_MAX_SECONDS,
 } from './answers.ts';
 import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
-import type { NotarizeInput, NotarizeResult, Proof, ProofPage, SearchParams } from './documents.ts';
+import { RateBudget } from './stamp-many-pacing.ts';
+import type {
+  BatchResult,
+  NotarizeInput,
+  NotarizeResult,
+  Proof,
+  ProofPage,
+  SearchParams,
+} from './documents.ts';
 
 export {
   hashFile,
@@ -66,7 +74,23 @@ export { describeCheckpoint, type LogCheckpoint } from '../verify/log-checkpoint
 export { checkAnchors, type AnchorCheck, type ProofAnchors } from '../verify/anchor-checks.ts';
 export { certificatesOfPem } from '../verify/external-token.ts';
 
-export type { NotarizeInput, NotarizeResult, Proof, ProofPage, SearchParams } from './documents.ts';
+export type {
+  BatchItem,
+  BatchResult,
+  NotarizeInput,
+  NotarizeResult,
+  Proof,
+  ProofPage,
+  SearchParams,
+} from './documents.ts';
+export { RateBudget, type RateLimitState } from './stamp-many-pacing.ts';
+export {
+  stampMany,
+  type StampManyInput,
+  type StampManyOptions,
+  type StampManyResult,
+  type StampedProof,
+} from './stamp-many.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -120,6 +144,8 @@ export function createClient(options: ClientOptions) {
     options.fetch ?? (paying ? async (input, init) => (await paying)(input, init) : fetch);
   const attempts = options.attempts ?? 3;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // What the service's RateLimit fields say is left, for callers that pace themselves (stampMany).
+  const rateLimit = new RateBudget(sleep);
 
   /**
    * One try: the answer's status, headers and body, read within `timeoutMs` and `capBytes`; a
@@ -201,6 +227,7 @@ export function createClient(options: ClientOptions) {
         continue;
       }
       const { response, bytes } = answer;
+      rateLimit.observe(response.headers);
       if (response.status >= 300 && response.status < 400)
         throw new HashproofError(
           0,
@@ -260,6 +287,25 @@ export function createClient(options: ClientOptions) {
         isIdempotent: true,
         isValid: (answer) => isProofAnswer(answer) && isObject((answer as { links?: unknown }).links),
       }),
+    /**
+     * Many proofs in one request (`POST /api/proof/batch`, 1 to 1,000 items): the answer holds one
+     * item per input, in order, each a proof or the error that item alone met. Safe to send again: each
+     * item's idempotency key returns the proof already made. It counts ceil(items / 100) requests
+     * against the rate limit (`rateLimit.pace` before it keeps it from being refused).
+     */
+    batch: (items: NotarizeInput[]) =>
+      call<BatchResult>('POST', BATCH_PATH, {
+        body: { items },
+        headers: keyHeaders(),
+        isIdempotent: true,
+        isValid: (answer) =>
+          isObject(answer) &&
+          Array.isArray(answer.items) &&
+          answer.items.length === items.length &&
+          answer.items.every(isObject),
+      }),
+    /** The service's rate limit as its answers told it; `pace(cost)` waits before the limit is met. */
+    rateLimit,
     getProof: (proofId: string) =>
       call<{ ok: boolean; proof: Proof; links: NotarizeResult['links'] }>(
         'GET',
@@ -327,6 +373,14 @@ export function createClient(options: ClientOptions) {
         throw error;
       }
     },
+    /** A proof's RFC 3161 token, a DER TimeStampResp (`/api/proofs/{id}/timestamp.tsr`). */
+    timestampToken: (proofId: string) =>
+      call<Buffer>('GET', `/api/proofs/${id(proofId)}/timestamp.tsr`, {
+        as: 'bytes',
+        maxBytes: ANSWER_CAPS.timestampToken,
+      }),
+    /** The TSA's certificate followed by its root, PEM (`/api/tsa/certs.pem`). */
+    tsaCertificates: () => call<string>('GET', '/api/tsa/certs.pem', { as: 'text' }),
     /** The log's latest checkpoint, a C2SP signed note (`/log/checkpoint`). */
     checkpoint: () =>
       call<string>('GET', '/log/checkpoint', { as: 'text', maxBytes: ANSWER_CAPS.checkpoint }),

@@ -34,6 +34,24 @@ export interface NotarizeResult {
   links: { proof: string; verify: string };
 }
 
+/** One item of a batch's answer: the proof (its RFC 3161 token inline) or the error of that item. */
+export type BatchItem =
+  | {
+      ok: true;
+      idempotentReplay: boolean;
+      proof: Proof;
+      links: NotarizeResult['links'];
+      /** The proof's RFC 3161 token, base64 DER, as a proof file holds it (null: none was made). */
+      evidence?: { timestampToken: string | null };
+    }
+  | { ok: false; error: { code: string; message: string; details?: Record<string, unknown> } };
+
+export interface BatchResult {
+  ok: boolean;
+  mode: 'demo' | 'x402';
+  items: BatchItem[];
+}
+
 export interface ProofPage {
   ok: boolean;
   proofs: Proof[];

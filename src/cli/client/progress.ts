@@ -20,8 +20,12 @@ export interface StampInput {
 interface StampProgress {
   /** A file starts hashing: returns the callback for `hashFile`. */
   hashing(input: StampInput): (bytes: number) => void;
-  /** The file is hashed and its proof is being made. */
+  /** The file is hashed. */
+  hashed(input: StampInput): void;
+  /** The file's proof is being made (with many files: the first file of a batch being sent). */
   stamping(input: StampInput): void;
+  /** The command waits `ms` for the service's rate limit to allow the next request. */
+  waiting(ms: number): void;
   /** The file is done: its result line is printed on standard output above the progress line. */
   done(input: StampInput, line: string | undefined): void;
   /** Clears the progress line for good. */
@@ -37,12 +41,15 @@ export function stampProgress(
   if (!stderr.isTTY || (inputs.length < 2 && totalBytes <= LARGE_FILE_BYTES)) {
     return {
       hashing: () => () => {},
+      hashed: () => {},
       stamping: () => {},
+      waiting: () => {},
       done: (_input, line) => line !== undefined && print(line),
       end: () => {},
     };
   }
   let filesDone = 0;
+  /** Bytes of the files hashed so far. */
   let bytesDone = 0;
   let bytesOfFile = 0;
   let lastDrawMs = 0;
@@ -51,7 +58,7 @@ export function stampProgress(
     if (isShown) stderr.write('\r\x1b[K');
     isShown = false;
   };
-  const draw = (action: string, input: StampInput) => {
+  const draw = (action: string, input: StampInput | undefined) => {
     lastDrawMs = Date.now();
     const bytes = bytesDone + bytesOfFile;
     // Bytes measure the hashing, files the proofs made: the bar is full when both are done.
@@ -60,7 +67,7 @@ export function stampProgress(
     const status =
       `[${'#'.repeat(filled)}${'.'.repeat(20 - filled)}] ${filesDone}/${inputs.length} files  ` +
       `${formatBytes(bytes)}/${formatBytes(totalBytes)}  ${action} `;
-    const name = input.file === '-' ? 'standard input' : path.basename(input.file);
+    const name = input === undefined ? '' : input.file === '-' ? 'standard input' : path.basename(input.file);
     const width = Math.max((stderr.columns || 80) - 1, status.length + 8);
     const room = width - status.length;
     stderr.write(`\r\x1b[K${status}${name.length > room ? '…' + name.slice(name.length - room + 1) : name}`);
@@ -75,11 +82,14 @@ export function stampProgress(
         if (Date.now() - lastDrawMs >= REDRAW_MS) draw('hashing', input);
       };
     },
-    stamping: (input) => draw('stamping', input),
-    done(input, line) {
-      filesDone += 1;
+    hashed(input) {
       bytesDone += input.sizeBytes ?? bytesOfFile;
       bytesOfFile = 0;
+    },
+    stamping: (input) => draw('stamping', input),
+    waiting: (ms) => draw(`waiting ${Math.ceil(ms / 1000)} s for the rate limit`, undefined),
+    done(input, line) {
+      filesDone += 1;
       clear();
       if (line !== undefined) print(line);
       draw('done', input);

@@ -1,15 +1,9 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../../core/field-rules.ts';
-import { sha256Hex } from '../../core/hashing.ts';
-import {
-  hashFile,
-  hashStream,
-  type HashproofClient,
-  type ManifestKey,
-  type Proof,
-} from '../../client/client.ts';
+import { hashFile, hashStream, type HashproofClient, type ManifestKey } from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
+import { idempotencyKeyOf, stampManyFiles, type StampResult } from './stamp-many.ts';
 import { EXIT, escapeControl, jsonSafe, print, printJson, UsageError } from '../output.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 import { servedKeys } from './trusted-keys.ts';
@@ -102,20 +96,11 @@ interface StampOptions {
   print: (line: string) => void;
 }
 
-interface StampResult {
-  file: string;
-  proofFile: string | null;
-  /** The proof file itself, when it was written nowhere (standard input without --out, with --json). */
-  document?: unknown;
-  idempotentReplay: boolean;
-  proof: Proof;
-  url: string;
-}
-
 /**
  * Stamps each file (`-` is standard input): hashes it as a stream, creates its proof with an
  * idempotency key derived from the hash and the label (a re-run returns the proof already made and
- * never pays twice), and writes the proof document with its offline evidence beside the file.
+ * never pays twice), and writes the proof document with its offline evidence beside the file. Many
+ * files go through batches (stamp-many.ts); one file, or standard input, is stamped on its own.
  */
 async function stampFiles(
   client: HashproofClient,
@@ -125,6 +110,7 @@ async function stampFiles(
   const inputs: StampInput[] = await Promise.all(
     files.map(async (file) => ({ file, sizeBytes: file === '-' ? undefined : (await stat(file)).size })),
   );
+  if (files.length > 1) return stampManyFiles(client, files, inputs, options);
   const progress = stampProgress(inputs, process.stderr, options.print);
   const results: StampResult[] = [];
   // The progress line goes away before any error is told.
@@ -134,9 +120,10 @@ async function stampFiles(
       const onBytes = progress.hashing(input);
       const contentHash =
         file === '-' ? await hashStream(process.stdin, onBytes) : await hashFile(file, onBytes);
+      progress.hashed(input);
       progress.stamping(input);
       const label = options.label ?? (file === '-' ? 'stdin' : path.basename(file));
-      const idempotencyKey = 'stamp-' + sha256Hex(`${contentHash}\n${label}`).slice(0, 40);
+      const idempotencyKey = idempotencyKeyOf(contentHash, label);
       const result = await client.notarize({
         contentHash,
         label,
