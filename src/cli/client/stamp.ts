@@ -90,9 +90,9 @@ async function listFiles(input: string): Promise<string[]> {
     .sort();
 }
 
-interface StampOptions {
+export interface StampOptions {
   label?: string;
-  metadata?: Record<string, string>;
+  metadata?: Record<string, unknown>;
   /** Where the single file's proof document goes, instead of `<file>.proof.json`. */
   out?: string;
   /** Print nothing per file (the caller prints the results as JSON). */
@@ -102,7 +102,7 @@ interface StampOptions {
   print: (line: string) => void;
 }
 
-interface StampResult {
+export interface StampResult {
   file: string;
   proofFile: string | null;
   /** The proof file itself, when it was written nowhere (standard input without --out, with --json). */
@@ -117,7 +117,7 @@ interface StampResult {
  * idempotency key derived from the hash and the label (a re-run returns the proof already made and
  * never pays twice), and writes the proof document with its offline evidence beside the file.
  */
-async function stampFiles(
+export async function stampFiles(
   client: HashproofClient,
   files: string[],
   options: StampOptions,

@@ -1,0 +1,169 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { NotarizeBody, SearchQuery } from '../proofs/proof-schemas.ts';
+import { CLI, server, withCliServer, work } from './cli-test-setup.ts';
+
+withCliServer();
+
+/**
+ * `hashproof mcp` as an agent host runs it: spawned by the SDK's own stdio transport, spoken to by the
+ * SDK's own client. A line on standard output that is not a JSON-RPC message would reach the client's
+ * `onerror` (the transport fails to parse it): `protocolErrors` must stay empty.
+ */
+let client: Client;
+const protocolErrors: Error[] = [];
+let stderr = '';
+
+/** Starts `hashproof mcp` once the service runs (the file's own hooks run first). */
+function withMcpClient(): void {
+  before(async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: {
+        PATH: process.env.PATH ?? '',
+        HASHPROOF_URL: server.baseUrl,
+        HASHPROOF_STATE_DIR: path.join(work, '.hashproof-state'),
+      },
+      cwd: work,
+      stderr: 'pipe',
+    });
+    const errors = transport.stderr as PassThrough | null;
+    errors?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    client = new Client({ name: 'hashproof-test', version: '1.0.0' });
+    client.onerror = (error) => protocolErrors.push(error);
+    await client.connect(transport);
+  });
+
+  after(async () => {
+    await client.close();
+  });
+}
+
+const sha256 = (text: string) => 'sha256:' + createHash('sha256').update(text).digest('hex');
+
+/** A tool's answer, as JSON in its text and as structured content, which must say the same. */
+function answerOf(result: CallToolResult): Record<string, unknown> {
+  const [first] = result.content;
+  assert.equal(first?.type, 'text');
+  const parsed = JSON.parse(first.type === 'text' ? first.text : '') as Record<string, unknown>;
+  assert.deepEqual(result.structuredContent, parsed);
+  return parsed;
+}
+
+async function call(name: string, args: Record<string, unknown>) {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return { isError: result.isError === true, answer: answerOf(result) };
+}
+
+describe('hashproof mcp', () => {
+  withMcpClient();
+
+  test('lists its five tools, their inputs the API schemas, none with an output schema', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['stamp_file', 'stamp_hash', 'verify_file', 'get_proof', 'search_proofs'],
+    );
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    assert.deepEqual(byName.get('stamp_hash')?.inputSchema, JSON.parse(JSON.stringify(NotarizeBody)));
+    assert.deepEqual(byName.get('search_proofs')?.inputSchema, JSON.parse(JSON.stringify(SearchQuery)));
+    assert.deepEqual(
+      byName.get('stamp_file')?.inputSchema.properties?.metadata,
+      JSON.parse(JSON.stringify(NotarizeBody.properties.metadata)),
+    );
+    for (const tool of tools) {
+      assert.equal(tool.outputSchema, undefined, tool.name);
+      assert.ok((tool.description ?? '').length > 100, tool.name);
+    }
+  });
+
+  test('stamp_file writes the proof file, verify_file then says verified, search_proofs finds the hash', async () => {
+    const file = path.join(work, 'notes.txt');
+    writeFileSync(file, 'meeting notes, 27 November');
+    const stamped = await call('stamp_file', { path: 'notes.txt', metadata: { project: 'apollo' } });
+    assert.equal(stamped.isError, false, JSON.stringify(stamped.answer));
+    assert.equal(stamped.answer.proofFile, `${file}.proof.json`);
+    assert.ok(existsSync(`${file}.proof.json`));
+    const written = JSON.parse(readFileSync(`${file}.proof.json`, 'utf8'));
+    const proof = stamped.answer.proof as { id: string; contentHash: string; label: string };
+    assert.equal(written.proof.id, proof.id);
+    assert.equal(proof.contentHash, sha256('meeting notes, 27 November'));
+    assert.equal(proof.label, 'notes.txt');
+    assert.equal(stamped.answer.url, `${server.baseUrl}/proof/${proof.id}`);
+
+    const verified = await call('verify_file', { path: file });
+    assert.equal(verified.isError, false, JSON.stringify(verified.answer));
+    assert.equal(verified.answer.verified, true, JSON.stringify(verified.answer.problems));
+    assert.equal(verified.answer.proofId, proof.id);
+    const checks = verified.answer.checks as { name: string; status: string }[];
+    assert.equal(checks.find((c) => c.name === 'contentHash')?.status, 'valid');
+
+    writeFileSync(file, 'meeting notes, edited');
+    const modified = await call('verify_file', { path: file });
+    assert.equal(modified.isError, false);
+    assert.equal(modified.answer.verified, false);
+
+    const found = await call('search_proofs', { contentHash: proof.contentHash });
+    assert.equal(found.isError, false, JSON.stringify(found.answer));
+    assert.deepEqual(
+      (found.answer.proofs as { id: string }[]).map((p) => p.id),
+      [proof.id],
+    );
+
+    const got = await call('get_proof', { id: proof.id });
+    assert.equal(got.isError, false, JSON.stringify(got.answer));
+    assert.equal((got.answer.proof as { id: string }).id, proof.id);
+  });
+
+  test('stamp_hash twice with one idempotency key answers the same proof', async () => {
+    const body = { contentHash: sha256('release 4.2'), label: 'release 4.2', idempotencyKey: 'release-4.2' };
+    const first = await call('stamp_hash', body);
+    assert.equal(first.isError, false, JSON.stringify(first.answer));
+    assert.equal(first.answer.idempotentReplay, false);
+    const again = await call('stamp_hash', body);
+    assert.equal(again.isError, false, JSON.stringify(again.answer));
+    assert.equal(again.answer.idempotentReplay, true);
+    const id = (first.answer.proof as { id: string }).id;
+    assert.equal((again.answer.proof as { id: string }).id, id);
+    assert.deepEqual(first.answer.links, {
+      proof: `${server.baseUrl}/proof/${id}`,
+      verify: `${server.baseUrl}/api/verify/proofs/${id}`,
+    });
+  });
+
+  test("errors are tool errors carrying the API's error envelope and code", async () => {
+    const invalid = await call('stamp_hash', {
+      contentHash: 'sha256:not-a-hash',
+      label: 'x',
+      idempotencyKey: 'bad-hash',
+    });
+    assert.equal(invalid.isError, true);
+    const error = (invalid.answer as { error: { code: string; message: string; details: object } }).error;
+    assert.equal(error.code, 'invalid_request');
+    assert.equal(typeof error.message, 'string');
+    assert.equal(typeof error.details, 'object');
+
+    const missing = await call('get_proof', { id: 'proof_00000000000000000000000000' });
+    assert.equal(missing.isError, true);
+    assert.equal((missing.answer as { error: { code: string } }).error.code, 'not_found');
+
+    const noFile = await call('stamp_file', { path: 'no-such-file.txt' });
+    assert.equal(noFile.isError, true);
+    assert.equal((noFile.answer as { error: { code: string } }).error.code, 'invalid_request');
+  });
+
+  test('standard output carries JSON-RPC only; the log goes to standard error', async () => {
+    // Every call above went through; one more makes sure the pipe is still in step.
+    await client.ping();
+    assert.deepEqual(protocolErrors, []);
+    assert.match(stderr, /hashproof mcp: serving 5 tools/);
+  });
+});
