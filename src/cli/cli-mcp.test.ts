@@ -3,71 +3,27 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PassThrough } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NotarizeBody, SearchQuery } from '../proofs/proof-schemas.ts';
-import { CLI, server, withCliServer, work } from './cli-test-setup.ts';
+import { server, withCliServer, work } from './cli-test-setup.ts';
+import { startMcp, type McpSession } from './mcp-test-setup.ts';
 
 withCliServer();
 
-/**
- * `hashproof mcp` as an agent host runs it: spawned by the SDK's own stdio transport, spoken to by the
- * SDK's own client. A line on standard output that is not a JSON-RPC message would reach the client's
- * `onerror` (the transport fails to parse it): `protocolErrors` must stay empty.
- */
-let client: Client;
-const protocolErrors: Error[] = [];
-let stderr = '';
-
-/** Starts `hashproof mcp` once the service runs (the file's own hooks run first). */
-function withMcpClient(): void {
-  before(async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        HASHPROOF_URL: server.baseUrl,
-        HASHPROOF_STATE_DIR: path.join(work, '.hashproof-state'),
-      },
-      cwd: work,
-      stderr: 'pipe',
-    });
-    const errors = transport.stderr as PassThrough | null;
-    errors?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    client = new Client({ name: 'hashproof-test', version: '1.0.0' });
-    client.onerror = (error) => protocolErrors.push(error);
-    await client.connect(transport);
-  });
-
-  after(async () => {
-    await client.close();
-  });
-}
-
+let mcp: McpSession;
+const call: McpSession['call'] = (name, args) => mcp.call(name, args);
 const sha256 = (text: string) => 'sha256:' + createHash('sha256').update(text).digest('hex');
 
-/** A tool's answer, as JSON in its text and as structured content, which must say the same. */
-function answerOf(result: CallToolResult): Record<string, unknown> {
-  const [first] = result.content;
-  assert.equal(first?.type, 'text');
-  const parsed = JSON.parse(first.type === 'text' ? first.text : '') as Record<string, unknown>;
-  assert.deepEqual(result.structuredContent, parsed);
-  return parsed;
-}
-
-async function call(name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { isError: result.isError === true, answer: answerOf(result) };
-}
-
 describe('hashproof mcp', () => {
-  withMcpClient();
+  before(async () => {
+    mcp = await startMcp(
+      { HASHPROOF_URL: server.baseUrl, HASHPROOF_STATE_DIR: path.join(work, '.hashproof-state') },
+      work,
+    );
+  });
+  after(() => mcp.client.close());
 
   test('lists its five tools, their inputs the API schemas, none with an output schema', async () => {
-    const { tools } = await client.listTools();
+    const { tools } = await mcp.client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
       ['stamp_file', 'stamp_hash', 'verify_file', 'get_proof', 'search_proofs'],
@@ -162,8 +118,8 @@ describe('hashproof mcp', () => {
 
   test('standard output carries JSON-RPC only; the log goes to standard error', async () => {
     // Every call above went through; one more makes sure the pipe is still in step.
-    await client.ping();
-    assert.deepEqual(protocolErrors, []);
-    assert.match(stderr, /hashproof mcp: serving 5 tools/);
+    await mcp.client.ping();
+    assert.deepEqual(mcp.protocolErrors, []);
+    assert.match(mcp.stderr(), /hashproof mcp: serving 5 tools/);
   });
 });
