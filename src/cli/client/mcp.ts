@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -7,7 +7,6 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import packageJson from '../../../package.json' with { type: 'json' };
 import {
   HashproofError,
   KeyManifestChangedError,
@@ -32,7 +31,7 @@ export async function mcp(client: HashproofClient, api: ApiSchemas): Promise<num
   const tools = toolDefinitions(api);
   // The low-level server: the tools' input schemas are the API's JSON Schemas, given as they are.
   const server = new Server(
-    { name: 'hashproof', version: packageJson.version },
+    { name: 'hashproof', version: await packageVersion() },
     {
       capabilities: { tools: {} },
       instructions:
@@ -64,6 +63,15 @@ export async function mcp(client: HashproofClient, api: ApiSchemas): Promise<num
 async function answered(calls: Set<Promise<CallToolResult>>): Promise<void> {
   await Promise.allSettled(calls);
   await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The version of the package this command is part of: its package.json sits three folders up, from
+ * src/cli/client/ in a checkout as from dist/cli/client/ in the installed package.
+ */
+async function packageVersion(): Promise<string> {
+  const text = await readFile(new URL('../../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
 }
 
 /** A line on standard error, the only place the server writes anything but protocol messages. */
