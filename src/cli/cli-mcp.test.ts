@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { NotarizeBody, SearchQuery } from '../proofs/proof-schemas.ts';
 import { server, withCliServer, work } from './cli-test-setup.ts';
 import { startMcp, type McpSession } from './mcp-test-setup.ts';
@@ -114,6 +115,16 @@ describe('hashproof mcp', () => {
     const noFile = await call('stamp_file', { path: 'no-such-file.txt' });
     assert.equal(noFile.isError, true);
     assert.equal((noFile.answer as { error: { code: string } }).error.code, 'invalid_request');
+
+    // The API's schema refuses what it does not name, and so does the tool.
+    const extra = await call('search_proofs', { q: 'notes', colour: 'blue' });
+    assert.equal(extra.isError, true);
+    assert.equal((extra.answer as { error: { code: string } }).error.code, 'invalid_request');
+    // A tool that does not exist is a protocol error, as the MCP specification has it.
+    await assert.rejects(mcp.client.callTool({ name: 'stamp_everything', arguments: {} }), {
+      code: ErrorCode.InvalidParams,
+      message: /Unknown tool: stamp_everything/,
+    });
   });
 
   test('standard output carries JSON-RPC only; the log goes to standard error', async () => {

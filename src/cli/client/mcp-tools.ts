@@ -52,8 +52,8 @@ function objectSchemaOf(schema: TObject, descriptions: Record<string, string> = 
 
 /** One property of an API schema, plain (`label` of the notarize body …). */
 function propertyOf(schema: TObject, field: string): Record<string, unknown> {
-  const property = jsonSchemaOf(schema).properties as Record<string, Record<string, unknown>> | undefined;
-  const found = property?.[field];
+  const properties = jsonSchemaOf(schema).properties as Record<string, Record<string, unknown>> | undefined;
+  const found = properties?.[field];
   if (found === undefined) throw new Error(`the API schema has no field ${field}`);
   return found;
 }

@@ -4,7 +4,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -93,8 +95,10 @@ const TOOLS: Record<ToolName, (client: HashproofClient, args: Arguments) => Prom
 /** The answer of one tool call: its result, or a tool error carrying the API's error envelope. */
 async function callTool(client: HashproofClient, name: string, args: Arguments): Promise<CallToolResult> {
   const tool = Object.hasOwn(TOOLS, name) ? TOOLS[name as ToolName] : undefined;
+  // A tool that does not exist is a protocol error (the MCP specification's "Unknown tool"): there is
+  // no tool to answer it.
+  if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   try {
-    if (tool === undefined) throw new ToolInputError(`no tool ${name}`, { tool: name });
     return resultOf(await tool(client, args));
   } catch (error) {
     const envelope = envelopeOf(error);
