@@ -13,6 +13,7 @@ Commands:
   admin <area> <action>   accounts, API keys and webhooks, over HTTP (needs SERVICE_ADMIN_KEY)
   serve                   run the service (--port, --database, --mode)
   keys <action>           the service's signing keys, as files: init, list, rotate, export-public
+  mcp                     an MCP server on standard input/output for an agent: stamp_file, verify_file, …
   monitor                 follow the service's log: signatures, consistency, entries against tiles
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
@@ -91,6 +92,13 @@ of accounts: those are hashproof admin keys, over HTTP.
   export-public [--out F] [--public-base-url URL]
                                  the public key manifest, as GET /.well-known/hashproof-keys.json serves it
 See docs/operations.md, "Rotating signing keys".`,
+  mcp: `Usage: hashproof mcp [--url U] [--api-key K] [--timeout S]
+
+A Model Context Protocol server on standard input and output, for an agent host on this machine to
+start (docs/agents.md). Tools: stamp_file, stamp_hash, verify_file, get_proof, search_proofs. It talks
+to the service as the other commands do (HASHPROOF_URL, HASHPROOF_API_KEY, HASHPROOF_STATE_DIR) and
+pays new proofs with HASHPROOF_WALLET_KEY, as stamp does. Standard output carries protocol messages
+only; logs go to standard error. It runs until the host closes its standard input.`,
   monitor: `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--max-entries N] [--keys manifest.json] [--timeout S]
 
 Follows the service's transparency log. For each new checkpoint it checks the signature with the log

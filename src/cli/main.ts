@@ -115,6 +115,7 @@ const COMMANDS: Record<string, Command> = {
     run: (client, _args, values) => monitor(client, values),
     usage: HELP.monitor,
   },
+  mcp: { needsClient: true, run: (client) => mcpServer(client), usage: HELP.mcp },
   serve: { needsClient: false, run: (_args, values) => serve(values), usage: HELP.serve },
   keys: {
     needsClient: false,
@@ -136,6 +137,18 @@ const COMMANDS: Record<string, Command> = {
     usage: 'Usage: hashproof help [command]   (the same as hashproof [command] --help)',
   },
 };
+
+/**
+ * `hashproof mcp`, loaded only when run (the MCP SDK is not needed by any other command). Its tools
+ * take their inputs from the API's own schemas, which main.ts may import and client commands may not.
+ */
+async function mcpServer(client: HashproofClient): Promise<number> {
+  const [{ mcp }, { NotarizeBody, SearchQuery, ProofIdParams }] = await Promise.all([
+    import('./client/mcp.ts'),
+    import('../proofs/proof-schemas.ts'),
+  ]);
+  return mcp(client, { notarizeBody: NotarizeBody, searchQuery: SearchQuery, proofIdParams: ProofIdParams });
+}
 
 /** The help of a command, or of the whole command when none (or an unknown one) is named. */
 const usageOf = (name: string | undefined): string =>

@@ -29,7 +29,7 @@ export interface StampResult {
 
 export interface StampManyFilesOptions {
   label?: string;
-  metadata?: Record<string, string>;
+  metadata?: Record<string, unknown>;
   json?: boolean;
   /** The service's key manifest, checked against the keys remembered for it. */
   keys: () => Promise<ManifestKey[]>;

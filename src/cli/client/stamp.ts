@@ -84,9 +84,9 @@ async function listFiles(input: string): Promise<string[]> {
     .sort();
 }
 
-interface StampOptions {
+export interface StampOptions {
   label?: string;
-  metadata?: Record<string, string>;
+  metadata?: Record<string, unknown>;
   /** Where the single file's proof document goes, instead of `<file>.proof.json`. */
   out?: string;
   /** Print nothing per file (the caller prints the results as JSON). */
@@ -102,7 +102,7 @@ interface StampOptions {
  * never pays twice), and writes the proof document with its offline evidence beside the file. Many
  * files go through batches (stamp-many.ts); one file, or standard input, is stamped on its own.
  */
-async function stampFiles(
+export async function stampFiles(
   client: HashproofClient,
   files: string[],
   options: StampOptions,

@@ -26,16 +26,52 @@ const MAX_PROOF_FILE_BYTES = 4 << 20;
  */
 export async function verify(
   client: HashproofClient,
-  [file, proofFile]: string[],
-  values: {
-    online?: boolean;
-    keys?: string;
-    json?: boolean;
-    'tsa-roots'?: string;
-    'bitcoin-headers'?: string;
-  },
+  args: string[],
+  values: VerifyOptions & { json?: boolean },
   timeoutMs = 30_000,
 ): Promise<number> {
+  const verdict = await verdictOf(client, args, values, timeoutMs);
+  const { verified, checks, problems } = verdict;
+  if (values.json) printJson({ ok: verified, ...verdict });
+  else {
+    printSafe(`trusted keys: ${verdict.trustedKeys}`);
+    for (const c of checks) printSafe(`${MARK[c.status]} ${c.name}: ${c.message}`);
+    printSafe(
+      verified
+        ? 'verified: every required check holds with trusted keys'
+        : `not verified: ${problems.join('; ')}`,
+    );
+  }
+  return verified ? EXIT.ok : EXIT.failed;
+}
+
+/** How `verify` checks: the keys it trusts, whether it asks the service, the outside roots of anchors. */
+export interface VerifyOptions {
+  online?: boolean;
+  keys?: string;
+  'tsa-roots'?: string;
+  'bitcoin-headers'?: string;
+}
+
+/** The verdict of `verify`, as `--json` prints it (and the `verify_file` tool answers it). */
+export interface Verdict {
+  verified: boolean;
+  proofId: string;
+  trustedKeys: string;
+  checks: OfflineCheck[];
+  problems: string[];
+}
+
+/**
+ * The verdict on a file (or `-` and a proof file) and its proof file, printing nothing: what `verify`
+ * prints, and what an agent's tool answers.
+ */
+export async function verdictOf(
+  client: HashproofClient,
+  [file, proofFile]: string[],
+  values: VerifyOptions,
+  timeoutMs = 30_000,
+): Promise<Verdict> {
   if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
   const headersUrl = values['bitcoin-headers'];
   if (headersUrl !== undefined && !(/^https?:\/\//.test(headersUrl) && URL.canParse(headersUrl)))
@@ -98,25 +134,7 @@ export async function verify(
     if (verified) await saveProofFile(path, candidate as object);
     else problems.push(`the anchors the service sent were not saved: ${path} is left as it was`);
   }
-  if (values.json)
-    printJson({
-      ok: verified,
-      verified,
-      proofId: read.proof.id,
-      trustedKeys: trusted.source,
-      checks,
-      problems,
-    });
-  else {
-    printSafe(`trusted keys: ${trusted.source}`);
-    for (const c of checks) printSafe(`${MARK[c.status]} ${c.name}: ${c.message}`);
-    printSafe(
-      verified
-        ? 'verified: every required check holds with trusted keys'
-        : `not verified: ${problems.join('; ')}`,
-    );
-  }
-  return verified ? EXIT.ok : EXIT.failed;
+  return { verified, proofId: read.proof.id, trustedKeys: trusted.source, checks, problems };
 }
 
 const MARK: Record<OfflineCheck['status'], string> = {
