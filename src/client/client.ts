@@ -129,6 +129,9 @@ export interface ClientOptions {
  * a notarize retry reuses its idempotency key. Every request has a total timeout and every answer a
  * size cap (answers.ts).
  */
+/** The official x402 client's default cap on one payment ($1), in atomic USDC units (6 decimals). */
+const PAYMENT_CAP_UNITS = 1_000_000;
+
 export function createClient(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const payer = options.payer;
@@ -146,6 +149,7 @@ export function createClient(options: ClientOptions) {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // What the service's RateLimit fields say is left, for callers that pace themselves (stampMany).
   const rateLimit = new RateBudget(sleep);
+  let perPayment: Promise<number> | undefined;
 
   /**
    * One try: the answer's status, headers and body, read within `timeoutMs` and `capBytes`; a
@@ -306,6 +310,23 @@ export function createClient(options: ClientOptions) {
       }),
     /** The service's rate limit as its answers told it; `pace(cost)` waits before the limit is met. */
     rateLimit,
+    /**
+     * How many proofs one payment may buy: undefined without a wallet; with one, as many as the x402
+     * client's spend control lets one payment carry ($1 by default) at the service's price, read once
+     * from its `/.well-known/x402`. A batch of more would be refused by the wallet's own client.
+     */
+    async itemsPerPayment(): Promise<number | undefined> {
+      if (payer === undefined) return undefined;
+      perPayment ??= call<{ items?: { accepts?: { amount?: unknown }[] }[] }>('GET', '/.well-known/x402', {
+        isValid: isObject,
+      }).then((terms) => {
+        const amount = terms.items?.[0]?.accepts?.[0]?.amount;
+        if (typeof amount !== 'string' || !/^[1-9]\d{0,20}$/.test(amount)) return 1;
+        // USDC has 6 decimals: the $1 cap is 1,000,000 atomic units.
+        return Math.max(1, Math.floor(PAYMENT_CAP_UNITS / Number(amount)));
+      });
+      return perPayment;
+    },
     getProof: (proofId: string) =>
       call<{ ok: boolean; proof: Proof; links: NotarizeResult['links'] }>(
         'GET',

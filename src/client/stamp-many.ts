@@ -93,8 +93,11 @@ export async function stampMany(
   };
   const batches = new BatchSender(client, paced);
 
+  // Paid batches: at most what one payment may carry.
+  const perPayment = await client.itemsPerPayment();
   for (let first = 0; first < inputs.length;) {
-    const end = batchEnd(inputs, first, batchSize(options.batchSize, client.rateLimit.state?.quota));
+    const wanted = Math.min(options.batchSize ?? BATCH_MAX_ITEMS, perPayment ?? BATCH_MAX_ITEMS);
+    const end = batchEnd(inputs, first, batchSize(wanted, client.rateLimit.state?.quota));
     const indexes = Array.from({ length: end - first }, (_, i) => first + i);
     first = end;
     options.onSending?.(indexes);
