@@ -1,5 +1,4 @@
-import { readdir, rename, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { rename, stat, writeFile } from 'node:fs/promises';
 import { AGGREGATION_MAX_SIZE } from '../../core/aggregation.ts';
 import {
   aggregate,
@@ -12,7 +11,7 @@ import {
 } from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
 import { escapeControl, EXIT, print, printJson, UsageError } from '../output.ts';
-import { checkLabel, parseMetadata } from './stamp.ts';
+import { checkLabel, listFiles, parseMetadata } from './stamp.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 import { servedKeys } from './trusted-keys.ts';
 
@@ -49,7 +48,7 @@ export async function stampAggregate(
   for (const key of ['aggregate', 'count'])
     if (key in extra) throw new UsageError(`--metadata ${key}=… is not allowed: the aggregation sets it`);
   const names: string[] = [];
-  for (const input of named) names.push(...(await listFiles(input)));
+  for (const input of named) names.push(...(await setFiles(input)));
   checkSet(names);
   const hashed = await hashAll(names);
   let files;
@@ -177,23 +176,11 @@ const exists = (file: string) =>
   );
 
 /**
- * A file named, or every file of a directory named (recursively), each as the directory joined with
- * the path below it. Left out of a directory: proof files, and the `.ots` of a file of the set (what
+ * The files of one argument as plain `stamp` lists them, less the `.ots` of a file of the set (what
  * --ots wrote), so a later run aggregates the same set.
  */
-async function listFiles(input: string): Promise<string[]> {
-  let info;
-  try {
-    info = await stat(input);
-  } catch {
-    throw new UsageError(`no such file or directory: ${input}`);
-  }
-  if (info.isFile()) return [input];
-  if (!info.isDirectory()) throw new UsageError(`${input} is not a regular file or a directory`);
-  const entries = await readdir(input, { recursive: true, withFileTypes: true });
-  const files = entries
-    .filter((e) => e.isFile() && !e.name.endsWith('.proof.json'))
-    .map((e) => path.join(input, path.relative(input, path.join(e.parentPath, e.name))));
+async function setFiles(input: string): Promise<string[]> {
+  const files = await listFiles(input);
   const set = new Set(files);
   return files.filter((file) => !(file.endsWith('.ots') && set.has(file.slice(0, -'.ots'.length))));
 }

@@ -65,7 +65,7 @@ export function parseMetadata(pairs: string[]): Record<string, string> | undefin
 }
 
 /** A file named, or every file of a directory named (recursively, proof files left out), sorted. */
-async function listFiles(input: string): Promise<string[]> {
+export async function listFiles(input: string): Promise<string[]> {
   let info;
   try {
     info = await stat(input);
