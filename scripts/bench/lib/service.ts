@@ -29,7 +29,12 @@ export async function freePort(): Promise<number> {
 export function benchEnvironment(
   prefix: string,
   database: string,
-): { env: { DATABASE_URL: string; SIGNING_KEYS_DIR: string; PAYMENT_MODE: string }; remove: () => void } {
+): {
+  env: { DATABASE_URL: string; SIGNING_KEYS_DIR: string; PAYMENT_MODE: string };
+  /** The temporary directory itself, for other files of the run. */
+  dataDir: string;
+  remove: () => void;
+} {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return {
     env: {
@@ -37,6 +42,7 @@ export function benchEnvironment(
       SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
       PAYMENT_MODE: 'demo',
     },
+    dataDir,
     remove: () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
