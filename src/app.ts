@@ -22,6 +22,7 @@ import { proofPageRoutes } from './pages/proof-routes.ts';
 import { sitePageRoutes } from './pages/site-routes.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
+import { batchRoutes } from './proofs/batch-routes.ts';
 import { evidenceRoutes } from './proofs/evidence-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
 import { loggerOptions } from './platform/log-options.ts';
@@ -197,6 +198,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const routes = [
     healthRoutes,
     proofsRoutes,
+    batchRoutes,
     evidenceRoutes,
     keysRoutes,
     accountsRoutes,

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import { loggerOptions, type Logger } from './platform/log-options.ts';
 import { standardOutput } from './platform/log-output.ts';
 import { ProofsService, type ProofsServiceDeps } from './proofs/proofs-service.ts';
-import { NotarizeBody } from './proofs/proof-schemas.ts';
+import { BatchBody, NotarizeBody } from './proofs/proof-schemas.ts';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createWebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
@@ -94,6 +94,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         ).PaymentGate.create(config, {
           facilitator: overrides.facilitator,
           inputSchema: NotarizeBody,
+          batchInputSchema: BatchBody,
         })
       : undefined;
   const database = await openDatabase(config.database, (message) => logger.warn(message));

@@ -40,7 +40,13 @@ export interface Settlement {
  */
 export interface Payment {
   readonly authorization: PaymentAuthorization;
-  verify(): Promise<VerifiedPayment>;
+  /** How many proofs the payer signed for (its amount over the price), when it is a whole number. */
+  readonly units?: number;
+  /**
+   * `units` is how many proofs the payment must pay for (1 by default; a batch's count of new items):
+   * the terms ask the price times that, and a payment for another amount is refused with the new terms.
+   */
+  verify(units?: number): Promise<VerifiedPayment>;
 }
 
 /**

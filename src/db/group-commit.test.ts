@@ -64,3 +64,17 @@ test('batches never exceed the maximum size', async () => {
   await Promise.all(Array.from({ length: 35 }, (_, i) => committer.submit(i)));
   assert.deepEqual(sizes, [10, 10, 10, 5]);
 });
+
+test('a group is committed whole, alone when it is larger than a flush, and each item gets its result', async () => {
+  const batches: number[][] = [];
+  const committer = new GroupCommitter<number, number>(async (items) => {
+    batches.push(items);
+    return items.map((n) => n * 10);
+  }, 4);
+  const single = committer.submit(1);
+  const group = committer.submitAll([2, 3, 4, 5, 6]);
+  const other = committer.submitAll([7, 8]);
+  assert.deepEqual(await Promise.all([single, group, other]), [10, [20, 30, 40, 50, 60], [70, 80]]);
+  // The group of five never shares a flush it would overfill, and is never split.
+  assert.deepEqual(batches, [[1], [2, 3, 4, 5, 6], [7, 8]]);
+});

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../errors.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
-import { describeValidationErrors } from './validation.ts';
+import { describeValidationErrors, invalidRequest } from './validation.ts';
 
 /** Fastify's own error codes and what a client is told about each (docs/api.md, "Errors"). */
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
@@ -57,9 +57,7 @@ function toAppError(error: unknown, request: FastifyRequest): AppError {
       fastifyError.validation,
       fastifyError.validationContext ?? 'body',
     );
-    const first = errors[0];
-    const message = first ? `Invalid request: ${first.path} ${first.message}` : 'Invalid request';
-    return new AppError('invalid_request', message, { errors });
+    return invalidRequest(errors);
   }
   if (isDatabaseUnavailable(error)) {
     return new AppError(

@@ -1,5 +1,5 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from '../errors.ts';
 import { ClientTurns } from './client-turns.ts';
@@ -9,6 +9,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by authentication once an API key is verified, so its requests share one bucket. */
     rateLimitKey?: string;
+    /**
+     * Counts this request as `weight` requests in all (a batch: one for each started hundred items),
+     * or refuses it whole with 429 when fewer remain. Absent when no rate limit is configured.
+     */
+    chargeRateLimit?: (weight: number) => Promise<void>;
   }
 }
 
@@ -50,21 +55,46 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   const policy = `"default";q=${options.max};w=${windowSeconds}`;
   const turns = new ClientTurns(options.maxInFlight ?? MAX_IN_FLIGHT_PER_CLIENT);
 
+  const refuse = (resetSeconds: number, weight: number) =>
+    new AppError(
+      'rate_limited',
+      weight > 1
+        ? `Too many requests: this request counts as ${weight} and fewer remain of the limit of ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`
+        : `Too many requests: the limit is ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`,
+      {
+        limit: options.max,
+        windowSeconds,
+        retryAfterSeconds: resetSeconds,
+        ...(weight > 1 ? { weight } : {}),
+      },
+      { 'Retry-After': String(resetSeconds) },
+    );
+  const announce = (reply: FastifyReply, remaining: number, resetSeconds: number) => {
+    void reply.header('RateLimit-Policy', policy);
+    void reply.header('RateLimit', `"default";r=${remaining};t=${resetSeconds}`);
+  };
+
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.rateLimit === false) return;
     const result = await limiter(request);
     if (!result.isAllowed) {
       const resetSeconds = Math.max(1, result.ttlInSeconds);
-      void reply.header('RateLimit-Policy', policy);
-      void reply.header('RateLimit', `"default";r=${result.remaining};t=${resetSeconds}`);
-      if (result.isExceeded) {
-        throw new AppError(
-          'rate_limited',
-          `Too many requests: the limit is ${options.max} per ${windowSeconds} s; retry in ${resetSeconds} s`,
-          { limit: options.max, windowSeconds, retryAfterSeconds: resetSeconds },
-          { 'Retry-After': String(resetSeconds) },
-        );
-      }
+      announce(reply, result.remaining, resetSeconds);
+      if (result.isExceeded) throw refuse(resetSeconds, 1);
+      let remaining = result.remaining;
+      request.chargeRateLimit = async (weight) => {
+        const extra = weight - 1;
+        if (extra <= 0) return;
+        // Refused whole, before anything more is counted, when the rest of the window cannot hold it.
+        if (extra > remaining) throw refuse(resetSeconds, weight);
+        for (let i = 0; i < extra; i++) {
+          const more = await limiter(request);
+          if (more.isAllowed) return;
+          remaining = more.remaining;
+          announce(reply, remaining, Math.max(1, more.ttlInSeconds));
+          if (more.isExceeded) throw refuse(Math.max(1, more.ttlInSeconds), weight);
+        }
+      };
     }
     // Within its allowance, a client's requests still take their turn (docs/security.md).
     const client = clientKey(request);

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { AppError } from '../errors.ts';
 import { CONTENT_HASH_PATTERN, SINGLE_LINE_PATTERN } from '../core/field-rules.ts';
 
 // ajv-formats ships CommonJS with a default export property.
@@ -14,12 +15,24 @@ const shared: Options = { allErrors: true, removeAdditional: false, useDefaults:
  * so there numbers and booleans are coerced.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const bodyAjv = addFormats(new Ajv({ ...shared, coerceTypes: false }));
+  const bodyAjv = bodyValidators();
   const textAjv = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
     return ajv.compile(schema as object);
   };
+}
+
+/** An Ajv that checks JSON bodies exactly as the routes do (no coercion, no stripping). */
+export function bodyValidators(): Ajv {
+  return addFormats(new Ajv({ ...shared, coerceTypes: false }));
+}
+
+/** The 400 `invalid_request` of failing fields, the same for a whole body and for one item of a batch. */
+export function invalidRequest(errors: FieldError[]): AppError {
+  const first = errors[0];
+  const message = first ? `Invalid request: ${first.path} ${first.message}` : 'Invalid request';
+  return new AppError('invalid_request', message, { errors });
 }
 
 /** Said instead of Ajv's "must match pattern …", which shows the caller a regular expression. */

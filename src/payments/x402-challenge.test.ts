@@ -123,6 +123,17 @@ describe('x402 mode around the payment', () => {
       assert.equal(made.body.mode, 'x402');
       assert.equal(made.body.proof.accountId, account.body.account.id);
       assert.equal(made.body.proof.payment, null);
+      // A batch with the key: no payment asked, each proof billed to the account.
+      const batch = await api(admin.baseUrl, '/api/proof/batch', {
+        method: 'POST',
+        headers: { 'x-service-key': key.body.key },
+        body: { items: [body(), body()] },
+      });
+      assert.equal(batch.status, 200, batch.text);
+      for (const item of batch.body.items) {
+        assert.equal(item.proof.accountId, account.body.account.id);
+        assert.equal(item.proof.payment, null);
+      }
       const wrong = await api(admin.baseUrl, NOTARIZE, {
         method: 'POST',
         headers: { 'x-service-key': 'hp_live_wrong' },

@@ -17,7 +17,7 @@ import {
   type SettleResponse,
 } from '@x402/core/types';
 import { AppError } from '../errors.ts';
-import { PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { X402_VERSION, type PaidOperation } from './terms.ts';
 
 /** Facilitator texts (viem errors carry raw calldata) are cut to this before any client sees them. */
 export const FACILITATOR_TEXT_MAX = 160;
@@ -111,14 +111,18 @@ export function decodeChallenge(headers: Record<string, string>): PaymentRequire
     : { ...challenge, error: clip(challenge.error, FACILITATOR_TEXT_MAX) };
 }
 
-export function requestAdapter(request: FastifyRequest, resourceUrl: string): HTTPAdapter {
+export function requestAdapter(
+  request: FastifyRequest,
+  resourceUrl: string,
+  route: PaidOperation,
+): HTTPAdapter {
   return {
     getHeader: (name) => {
       const value = request.headers[name.toLowerCase()];
       return Array.isArray(value) ? value[0] : value;
     },
     getMethod: () => request.method,
-    getPath: () => PAID_ROUTE.path,
+    getPath: () => route.path,
     getUrl: () => resourceUrl,
     // Always the API answer (JSON envelope), never the reference's HTML paywall.
     getAcceptHeader: () => 'application/json',
@@ -126,11 +130,11 @@ export function requestAdapter(request: FastifyRequest, resourceUrl: string): HT
   };
 }
 
-export function staticAdapter(resourceUrl: string): HTTPAdapter {
+export function staticAdapter(resourceUrl: string, route: PaidOperation): HTTPAdapter {
   return {
     getHeader: () => undefined,
-    getMethod: () => PAID_ROUTE.method,
-    getPath: () => PAID_ROUTE.path,
+    getMethod: () => route.method,
+    getPath: () => route.path,
     getUrl: () => resourceUrl,
     getAcceptHeader: () => 'application/json',
     getUserAgent: () => '',

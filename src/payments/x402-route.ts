@@ -1,7 +1,7 @@
-import type { RouteConfig } from '@x402/core/http';
+import type { HTTPRequestContext, RouteConfig } from '@x402/core/http';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import type { X402Config } from '../config.ts';
-import { X402_VERSION } from './terms.ts';
+import { priceTimes, X402_VERSION } from './terms.ts';
 
 const SERVICE_NAME = 'hashproof';
 const DESCRIPTION =
@@ -64,5 +64,65 @@ export function paymentInfo(x402: X402Config): Record<string, unknown> {
     x402Version: X402_VERSION,
     scheme: 'exact',
     network: x402.network,
+  };
+}
+
+const BATCH_DESCRIPTION =
+  'Up to 1,000 timestamped proofs in one request, each answered as the single proof route would ' +
+  'answer it. The price is the per-proof price times the count of items not already answered.';
+
+/**
+ * The paid batch route: the same terms as one proof, at the per-proof price times the count of the
+ * batch's new items (`unitsOf`, known once the body is read), with its own discovery description.
+ */
+export function paidBatchRoute(
+  x402: X402Config,
+  resourceUrl: string,
+  maxTimeoutSeconds: number,
+  inputSchema: object,
+  unitsOf: (context: HTTPRequestContext) => number,
+): RouteConfig {
+  return {
+    accepts: {
+      scheme: 'exact',
+      price: (context) => priceTimes(x402.price, unitsOf(context)),
+      network: x402.network as `${string}:${string}`,
+      payTo: x402.payTo,
+      maxTimeoutSeconds,
+    },
+    resource: resourceUrl,
+    description: BATCH_DESCRIPTION,
+    mimeType: 'application/json',
+    serviceName: SERVICE_NAME,
+    tags: ['timestamp', 'notary', 'proof', 'sha256', 'batch'],
+    extensions: declareDiscoveryExtension({
+      bodyType: 'json',
+      input: { items: [EXAMPLE_BODY] },
+      inputSchema: JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>,
+      output: {
+        example: {
+          ok: true,
+          mode: 'x402',
+          items: [
+            {
+              ok: true,
+              idempotentReplay: false,
+              proof: { id: 'proof_01JZ0000000000000000000000', contentHash: EXAMPLE_BODY.contentHash },
+              links: { proof: '/proof/proof_01JZ…', verify: '/api/verify/proofs/proof_01JZ…' },
+              evidence: { timestampToken: 'MIIH…' },
+            },
+          ],
+        },
+      },
+    }),
+  };
+}
+
+/** `x-payment-info` of the paid batch operation: the price is per proof, times the count of new items. */
+export function batchPaymentInfo(x402: X402Config): Record<string, unknown> {
+  const single = paymentInfo(x402);
+  return {
+    ...single,
+    price: { mode: 'per_item', currency: 'USD', amount: x402.price.replace(/^\$/, ''), unit: 'proof' },
   };
 }

@@ -12,8 +12,8 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import type { AppError } from '../errors.ts';
-import { PAID_ROUTE } from './terms.ts';
-import { paidRoute, paymentInfo } from './x402-route.ts';
+import { PAID_BATCH_ROUTE, PAID_ROUTE, priceTimes, type PaidOperation } from './terms.ts';
+import { batchPaymentInfo, paidBatchRoute, paidRoute, paymentInfo } from './x402-route.ts';
 import {
   clip,
   decodeChallenge,
@@ -77,17 +77,21 @@ export class PaymentGate {
    * on the configured terms and the resource URL, never on the request.
    */
   readonly #unpaid: PaymentRequired;
+  /** How many proofs a batch request pays for, by the adapter of its x402 context (the route's price). */
+  readonly #units: WeakMap<object, number>;
 
   private constructor(
     http: x402HTTPResourceServer,
     config: X402Config,
     resourceUrl: string,
     unpaid: PaymentRequired,
+    units: WeakMap<object, number>,
   ) {
     this.#http = http;
     this.#config = config;
     this.#resourceUrl = resourceUrl;
     this.#unpaid = unpaid;
+    this.#units = units;
   }
 
   /**
@@ -96,7 +100,11 @@ export class PaymentGate {
    */
   static async create(
     config: Config,
-    { facilitator, inputSchema }: { facilitator?: FacilitatorClient | undefined; inputSchema: object },
+    {
+      facilitator,
+      inputSchema,
+      batchInputSchema,
+    }: { facilitator?: FacilitatorClient | undefined; inputSchema: object; batchInputSchema: object },
   ): Promise<PaymentGate> {
     const x402 = config.x402;
     if (x402 === undefined) throw new Error('PaymentGate needs the x402 configuration');
@@ -114,12 +122,20 @@ export class PaymentGate {
       .register(x402.network as `${string}:${string}`, new ExactEvmScheme())
       .registerExtension(bazaarResourceServerExtension);
     const resourceUrl = config.publicBaseUrl + PAID_ROUTE.path;
+    const units = new WeakMap<object, number>();
     const http = new x402HTTPResourceServer(resourceServer, {
       [`${PAID_ROUTE.method} ${PAID_ROUTE.path}`]: paidRoute(
         x402,
         resourceUrl,
         MAX_TIMEOUT_SECONDS,
         inputSchema,
+      ),
+      [`${PAID_BATCH_ROUTE.method} ${PAID_BATCH_ROUTE.path}`]: paidBatchRoute(
+        x402,
+        config.publicBaseUrl + PAID_BATCH_ROUTE.path,
+        MAX_TIMEOUT_SECONDS,
+        batchInputSchema,
+        (context) => units.get(context.adapter) ?? 1,
       ),
     });
     try {
@@ -130,14 +146,20 @@ export class PaymentGate {
           `${x402.network}: ${clip(describe(error), 300)}`,
       ]);
     }
-    const unpaid = await http.processHTTPRequest({
-      adapter: staticAdapter(resourceUrl),
-      path: PAID_ROUTE.path,
-      method: PAID_ROUTE.method,
-    });
-    const challenge = unpaid.type === 'payment-error' ? decodeChallenge(unpaid.response.headers) : undefined;
-    if (challenge === undefined) throw new Error('the unpaid route did not produce a challenge');
-    return new PaymentGate(http, x402, resourceUrl, challenge);
+    const challenge = await terms(http, config.publicBaseUrl, PAID_ROUTE);
+    return new PaymentGate(http, x402, resourceUrl, challenge, units);
+  }
+
+  /** The terms of a batch of `units` new proofs: the per-proof price times `units`. */
+  async batchTerms(units: number, error?: string): Promise<PaymentRequired> {
+    const adapter = staticAdapter(this.#batchUrl, PAID_BATCH_ROUTE);
+    this.#units.set(adapter, units);
+    const challenge = await terms(this.#http, undefined, PAID_BATCH_ROUTE, adapter);
+    return error === undefined ? challenge : { ...challenge, error };
+  }
+
+  get #batchUrl(): string {
+    return this.#resourceUrl.slice(0, -PAID_ROUTE.path.length) + PAID_BATCH_ROUTE.path;
   }
 
   /** The payment requirements a client must meet (for the discovery documents). */
@@ -159,28 +181,72 @@ export class PaymentGate {
     return paymentInfo(this.#config);
   }
 
+  /** `x-payment-info` of the paid batch operation. */
+  get batchPaymentInfo(): Record<string, unknown> {
+    return batchPaymentInfo(this.#config);
+  }
+
+  /** The price of one proof, as configured (`$0.005`). */
+  get price(): string {
+    return this.#config.price;
+  }
+
   /**
    * Runs before the body is read. No payment header, one that does not decode, or one whose
    * authorization is not an `exact` EVM one on our network, or stays valid longer than the terms allow:
    * 402 with the challenge. Otherwise the decoded payment is kept on the request for the handler.
    */
   admit(request: FastifyRequest, nowMs: number): void {
+    const attempt = this.#attempt(request, nowMs);
+    if (typeof attempt !== 'object') throw this.#paymentRequired(attempt);
+    request.payment = attempt;
+  }
+
+  /**
+   * The same for a batch, once its body is read: the challenge asks the price of `units` proofs (the
+   * count of its new items).
+   */
+  async admitBatch(request: FastifyRequest, nowMs: number, unitsOf: () => number): Promise<void> {
+    const attempt = this.#attempt(request, nowMs);
+    if (typeof attempt === 'object') {
+      request.payment = attempt;
+      return;
+    }
+    const units = unitsOf();
+    const total = priceTimes(this.#config.price, units);
+    const message =
+      attempt === undefined
+        ? `Payment required: ${total} (${units} × ${this.#config.price}) in USDC on ${this.#config.network} ` +
+          'through x402 v2. Pay the challenge in the PAYMENT-REQUIRED header and retry with PAYMENT-SIGNATURE.'
+        : `Payment required: ${attempt}`;
+    throw paymentRequiredError(message, await this.batchTerms(units, attempt));
+  }
+
+  /** How many proofs a payload's amount pays for at our price: a whole positive number, or undefined. */
+  #unitsOf(payload: PaymentPayload): number | undefined {
+    const one = this.#unpaid.accepts[0]?.amount;
+    const amount = payload.accepted?.amount;
+    if (one === undefined || typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return undefined;
+    const [each, total] = [BigInt(one), BigInt(amount)];
+    if (each <= 0n || total <= 0n || total % each !== 0n) return undefined;
+    const units = total / each;
+    return units <= 1000n ? Number(units) : undefined;
+  }
+
+  /** The payment a request's header carries, or why it is refused (undefined: no payment at all). */
+  #attempt(request: FastifyRequest, nowMs: number): PaymentAttempt | string | undefined {
     const header = request.headers['payment-signature'];
     const payload = typeof header === 'string' ? decodePayload(header) : undefined;
-    if (payload === undefined) throw this.#paymentRequired(undefined);
+    if (payload === undefined) return undefined;
     const network = typeof payload.accepted?.network === 'string' ? payload.accepted.network : '';
-    if (network !== this.#config.network) {
-      throw this.#paymentRequired(`invalid_network: pay on ${this.#config.network}`);
-    }
+    if (network !== this.#config.network) return `invalid_network: pay on ${this.#config.network}`;
     const authorization = readAuthorization(network, payload.payload);
     if (authorization === undefined) {
-      throw this.#paymentRequired(
-        'invalid_payload: not an exact EVM authorization (EIP-3009 or Permit2) with from, nonce and expiry',
-      );
+      return 'invalid_payload: not an exact EVM authorization (EIP-3009 or Permit2) with from, nonce and expiry';
     }
     const problem = validityProblem(authorization, nowMs, MAX_TIMEOUT_SECONDS, CLOCK_SKEW_SECONDS);
-    if (problem !== undefined) throw this.#paymentRequired(`invalid_validity: ${problem}`);
-    request.payment = { payload, authorization };
+    if (problem !== undefined) return `invalid_validity: ${problem}`;
+    return { payload, authorization };
   }
 
   /**
@@ -190,11 +256,13 @@ export class PaymentGate {
   paymentOf(request: FastifyRequest): Payment | undefined {
     const attempt = request.payment;
     if (attempt === undefined) return undefined;
+    const signedFor = this.#unitsOf(attempt.payload);
     return {
       authorization: attempt.authorization,
-      verify: async () => {
-        const verified = await this.#verify(request, attempt);
-        return { settle: () => this.#settle(request, attempt, verified) };
+      ...(signedFor !== undefined ? { units: signedFor } : {}),
+      verify: async (units = 1) => {
+        const verified = await this.#verify(request, attempt, units);
+        return { settle: () => this.#settle(request, attempt, verified, units) };
       },
     };
   }
@@ -203,8 +271,8 @@ export class PaymentGate {
    * Verifies the payment with the facilitator (nothing moves yet). Rejected → 402 with the reason;
    * facilitator unreachable → 502 `payment_unavailable`. Returns what `settle` needs.
    */
-  async #verify(request: FastifyRequest, attempt: PaymentAttempt): Promise<VerifiedTerms> {
-    const context = this.#context(request);
+  async #verify(request: FastifyRequest, attempt: PaymentAttempt, units: number): Promise<VerifiedTerms> {
+    const context = this.#context(request, units);
     let verified;
     try {
       verified = await this.#http.processHTTPRequest(context);
@@ -242,6 +310,7 @@ export class PaymentGate {
     request: FastifyRequest,
     attempt: PaymentAttempt,
     verified: VerifiedTerms,
+    units: number,
   ): Promise<Settlement> {
     let settled;
     try {
@@ -249,14 +318,16 @@ export class PaymentGate {
         verified.payload,
         verified.requirements,
         verified.extensions,
-        { request: this.#context(request) },
+        { request: this.#context(request, units) },
       );
     } catch (error) {
       throw unavailable('settle', error, attempt.authorization);
     }
     if (!settled.success) {
       const response = failedSettlement(settled);
-      throw settlementFailed(response, this.#challenge(`settlement_failed: ${response.errorReason}`));
+      const reason = `settlement_failed: ${response.errorReason}`;
+      const challenge = isBatch(request) ? await this.batchTerms(units, reason) : this.#challenge(reason);
+      throw settlementFailed(response, challenge);
     }
     return {
       record: {
@@ -285,8 +356,28 @@ export class PaymentGate {
     return error === undefined ? this.#unpaid : { ...this.#unpaid, error };
   }
 
-  #context(request: FastifyRequest): HTTPRequestContext {
-    const adapter = requestAdapter(request, this.#resourceUrl);
-    return { adapter, path: PAID_ROUTE.path, method: request.method };
+  /** The x402 context of a paid request; a batch's carries the count of proofs it pays for. */
+  #context(request: FastifyRequest, units: number): HTTPRequestContext {
+    const route = isBatch(request) ? PAID_BATCH_ROUTE : PAID_ROUTE;
+    const adapter = requestAdapter(request, isBatch(request) ? this.#batchUrl : this.#resourceUrl, route);
+    this.#units.set(adapter, units);
+    return { adapter, path: route.path, method: request.method };
   }
+}
+
+function isBatch(request: FastifyRequest): boolean {
+  return request.routeOptions.url === PAID_BATCH_ROUTE.path;
+}
+
+/** The x402 `PaymentRequired` the resource server builds for a paid operation without payment. */
+async function terms(
+  http: x402HTTPResourceServer,
+  baseUrl: string | undefined,
+  route: PaidOperation,
+  adapter = staticAdapter((baseUrl ?? '') + route.path, route),
+): Promise<PaymentRequired> {
+  const unpaid = await http.processHTTPRequest({ adapter, path: route.path, method: route.method });
+  const challenge = unpaid.type === 'payment-error' ? decodeChallenge(unpaid.response.headers) : undefined;
+  if (challenge === undefined) throw new Error(`the unpaid route ${route.path} did not produce a challenge`);
+  return challenge;
 }

@@ -80,17 +80,42 @@ export class PaidRequests {
     return { kind: 'stored', row: winner };
   }
 
+  /**
+   * The payment of a batch: verified for `units` proofs and claimed under the batch's key (one
+   * authorization, one batch). `answered`: this very payment already paid for this batch, whose proofs
+   * are stored (a retry): the caller answers them, and nothing is charged. Throws 402 for an
+   * authorization that paid for something else, 409 while a payment for the same batch settles.
+   */
+  async claimBatch(
+    payment: Payment,
+    units: number,
+    scope: string,
+    batchKey: string,
+  ): Promise<{ kind: 'answered' } | { kind: 'claimed'; claim: PaymentClaim }> {
+    const { authorization } = payment;
+    const known = await claims.findAuthorization(this.#db, authorization);
+    if (known !== undefined && known.payload_digest === authorization.payloadDigest) {
+      return batchTaken(known, scope, batchKey);
+    }
+    const verified = await payment.verify(units);
+    const claimed = await claims.claimAuthorization(
+      this.#db,
+      authorization,
+      scope,
+      batchKey,
+      this.#clock.now(),
+    );
+    if (claimed.kind === 'taken') return batchTaken(claimed.row, scope, batchKey);
+    if (claimed.kind === 'key_busy') throw batchBusy();
+    return { kind: 'claimed', claim: new PaymentClaim(this.#db, authorization, verified, () => {}) };
+  }
+
   /** An authorization already taken: the proof it paid for if this is the same request, else 402. */
   async #answerTaken(row: claims.AuthorizationRow, scope: string, key: string): Promise<ClaimOutcome> {
     if (row.idempotency_scope === scope && row.idempotency_key === key && row.state !== 'expired') {
       return this.#awaitProof(scope, key);
     }
-    throw new AppError(
-      'payment_required',
-      'This payment authorization has already paid for a proof; one payment buys one proof. Sign a new one.',
-      { reason: 'authorization_used', ...(row.proof_id !== null ? { proofId: row.proof_id } : {}) },
-      { 'Cache-Control': 'no-store' },
-    );
+    throw authorizationUsed(row);
   }
 
   /**
@@ -177,6 +202,34 @@ export class SettledNotStored extends Error {
     super('the payment settled but the proof was not stored', { cause });
     this.paymentResponse = paymentResponse;
   }
+}
+
+/** 402: the authorization paid for another proof or batch; one payment buys one request's proofs. */
+function authorizationUsed(row: claims.AuthorizationRow): AppError {
+  return new AppError(
+    'payment_required',
+    "This payment authorization has already paid for a proof; one payment buys one request's proofs. Sign a new one.",
+    { reason: 'authorization_used', ...(row.proof_id !== null ? { proofId: row.proof_id } : {}) },
+    { 'Cache-Control': 'no-store' },
+  );
+}
+
+/** A batch's authorization taken before: by this batch (answered, or still settling), else 402. */
+function batchTaken(row: claims.AuthorizationRow, scope: string, batchKey: string): { kind: 'answered' } {
+  if (row.idempotency_scope !== scope || row.idempotency_key !== batchKey || row.state === 'expired')
+    throw authorizationUsed(row);
+  if (row.state === 'settling') throw batchBusy();
+  return { kind: 'answered' };
+}
+
+/** 409: a payment for the same batch is settling; its proofs answer a retry. */
+function batchBusy(): AppError {
+  return new AppError(
+    'idempotency_key_in_use',
+    'A payment for this batch is still being settled; retry in a moment',
+    {},
+    { 'Retry-After': '1' },
+  );
 }
 
 function sleep(ms: number): Promise<void> {

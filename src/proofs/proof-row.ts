@@ -30,7 +30,10 @@ export interface StoredToken {
 }
 
 /** The stored token of a row; null for a proof made before tokens existed. */
-export function storedToken(row: Pick<ProofRow, 'tst_signature' | 'tst_format'>): StoredToken | null {
+export function storedToken(row: {
+  tst_signature?: string | null;
+  tst_format: ProofRow['tst_format'];
+}): StoredToken | null {
   const signature = row.tst_signature ?? null;
   return signature === null ? null : { signature, format: row.tst_format };
 }

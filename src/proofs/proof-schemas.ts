@@ -206,3 +206,54 @@ export const VerifyReport = Type.Object({
   checkedAt: Type.String({ format: 'date-time' }),
   proof: ProofRef,
 });
+
+export const BatchBody = Type.Object(
+  {
+    items: Type.Array(Type.Unknown({ description: 'A notarize body; checked as that route checks it.' }), {
+      minItems: 1,
+      maxItems: 1000,
+      description:
+        'Up to 1,000 notarize bodies, answered in the same order. Each is checked on its own: one bad item fails only itself.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type BatchBody = Static<typeof BatchBody>;
+
+const BatchItemError = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  details: Type.Object({}, { additionalProperties: true }),
+});
+
+/**
+ * One item's answer. A single object with optional fields rather than a union: a thousand items are
+ * serialized without trying each variant.
+ */
+const BatchItemAnswer = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'true: `proof`, `links` and `evidence` are set; false: `error` is.' }),
+    idempotentReplay: Type.Optional(Type.Boolean()),
+    proof: Type.Optional(ProofRef),
+    links: Type.Optional(ProofLinks),
+    evidence: Type.Optional(
+      Type.Object({
+        timestampToken: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The RFC 3161 token of the proof, base64 DER (TimeStampResp), as a proof file holds it in `evidence.timestampToken`.',
+        }),
+      }),
+    ),
+    error: Type.Optional(BatchItemError),
+  },
+  {
+    description:
+      'As notarize would answer this item alone: `{ ok: true, idempotentReplay, proof, links, evidence }` or `{ ok: false, error: { code, message, details } }`.',
+  },
+);
+
+export const BatchResponse = Type.Object({
+  ok: Type.Boolean(),
+  mode: Type.Union([Type.Literal('demo'), Type.Literal('x402')]),
+  items: Type.Array(BatchItemAnswer),
+});

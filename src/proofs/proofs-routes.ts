@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Payment } from '../core/payment-authorization.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { NOTARIZE_PATH } from '../core/api-paths.ts';
 import { normalizeContentHash } from '../core/hashing.ts';
@@ -19,9 +20,47 @@ import { proofNotFound, type Principal } from './proofs-service.ts';
 import { SettledNotStored } from './paid-requests.ts';
 
 /** The header of the payer's receipt for a settled payment (x402 v2). */
-const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE';
+export const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE';
 
-const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
+export const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
+
+/**
+ * Who a proof request is for, and the payment it carries: an API key's account (no payment), the payer
+ * of an admitted x402 payment, or the public (demo mode).
+ */
+export function whoPays(
+  request: FastifyRequest,
+  gate: AppContext['payments'],
+): { principal: Principal; payment: Payment | undefined } {
+  const apiKey = requireScope(request, 'proofs:write');
+  if (apiKey) return { principal: { kind: 'account', accountId: apiKey.accountId }, payment: undefined };
+  const payment = gate?.paymentOf(request);
+  if (payment === undefined) return { principal: { kind: 'public' }, payment };
+  const { network, payer } = payment.authorization;
+  return { principal: { kind: 'payer', network, payer }, payment };
+}
+
+/**
+ * Runs a paid request's work; when its payment settled but its proofs were not stored, the answer to
+ * the error still carries the payer's receipt, and the log line the same value for the operator.
+ */
+export async function keepingReceipt<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof SettledNotStored)) throw error;
+    request.log.error(
+      { err: error.cause, payment: error.paymentResponse },
+      'payment settled but the proof was not stored',
+    );
+    void reply.header(PAYMENT_RESPONSE, error.paymentResponse);
+    throw error.cause;
+  }
+}
 
 /** Proof creation and the public proof reads (docs/api.md). */
 export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -64,27 +103,10 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       },
     },
     async (request, reply) => {
-      const apiKey = requireScope(request, 'proofs:write');
-      const payment = apiKey ? undefined : gate?.paymentOf(request);
-      let principal: Principal = { kind: 'public' };
-      if (apiKey) principal = { kind: 'account', accountId: apiKey.accountId };
-      else if (payment) {
-        const { network, payer } = payment.authorization;
-        principal = { kind: 'payer', network, payer };
-      }
-      let result;
-      try {
-        result = await ctx.proofs.notarize(request.body, principal, payment ? { payment } : {});
-      } catch (error) {
-        if (!(error instanceof SettledNotStored)) throw error;
-        // Paid, but not stored: the operator reconciles from this line, the payer from the receipt.
-        request.log.error(
-          { err: error.cause, payment: error.paymentResponse },
-          'payment settled but the proof was not stored',
-        );
-        void reply.header(PAYMENT_RESPONSE, error.paymentResponse);
-        throw error.cause;
-      }
+      const { principal, payment } = whoPays(request, gate);
+      const result = await keepingReceipt(request, reply, () =>
+        ctx.proofs.notarize(request.body, principal, payment ? { payment } : {}),
+      );
       const { proof, isReplay, paymentResponse } = result;
       if (paymentResponse !== undefined) void reply.header(PAYMENT_RESPONSE, paymentResponse);
       if (isReplay) void reply.header('Idempotent-Replayed', 'true');

@@ -74,6 +74,27 @@ export async function findByIdempotencyKey(
   return (await db.executeQuery<ProofRow>({ ...query, parameters: [scope, key] })).rows[0];
 }
 
+/** The stored proofs of these idempotency keys in one scope (a batch's look-up), in no particular order. */
+export async function findByIdempotencyKeys(
+  db: Db,
+  engine: Engine,
+  scope: string,
+  keys: string[],
+): Promise<ProofRow[]> {
+  if (keys.length === 0) return [];
+  const query =
+    engine === 'sqlite'
+      ? CompiledQuery.raw(
+          'select * from proofs where idempotency_scope = ? and idempotency_key in (select value from json_each(?))',
+          [scope, JSON.stringify(keys)],
+        )
+      : CompiledQuery.raw('select * from proofs where idempotency_scope = $1 and idempotency_key = any($2)', [
+          scope,
+          keys,
+        ]);
+  return (await db.executeQuery<ProofRow>(query)).rows;
+}
+
 /** Every column a new proof's row sets (all but `seq`, which the database assigns). */
 const PROOF_COLUMNS = [
   'id',

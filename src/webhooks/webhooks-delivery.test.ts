@@ -114,6 +114,36 @@ describe('webhooks', () => {
     assert.equal(res.body.delivery.error, 'connection_failed');
   });
 
+  test('a batch with an API key: one proof.created per new proof, none for replays or bad items', async () => {
+    receiver = await startWebhookReceiver();
+    try {
+      const { key } = await setUp(server, receiver);
+      const headers = { 'x-service-key': key };
+      const known = notarizeBody();
+      await api(server.baseUrl, '/api/proof/notarize', { body: known, headers });
+      await receiver.waitFor(1);
+      receiver.received.length = 0;
+      const fresh = [notarizeBody(), notarizeBody(), notarizeBody()];
+      const res = await api(server.baseUrl, '/api/proof/batch', {
+        body: { items: [fresh[0], known, fresh[1], { label: 'no hash' }, fresh[2], fresh[0]] },
+        headers,
+      });
+      assert.equal(res.status, 200, res.text);
+      const made = res.body.items.filter((item: any) => item.ok && !item.idempotentReplay);
+      assert.equal(made.length, 3);
+      // Billed to the account, proof by proof.
+      for (const item of made) assert.equal(item.proof.accountId, res.body.items[0].proof.accountId);
+      assert.notEqual(res.body.items[0].proof.accountId, null);
+      const markers = await deliverMarkers(server, key, receiver);
+      assert.deepEqual(
+        receiver.received.map(deliveredProofId).sort(),
+        [...made.map((item: any) => item.proof.id), ...markers].sort(),
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('webhook bodies are validated', async () => {
     const admin = (path: string, body: unknown) => api(server.baseUrl, path, { body, headers: adminHeaders });
     const account = (await admin('/api/accounts', {})).body.account;
