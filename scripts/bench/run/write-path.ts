@@ -10,6 +10,12 @@ import { medianByRatio, run } from './measure.ts';
 
 /** Items in each request of the batch run. */
 export const BATCH_SIZE = 100;
+/**
+ * The batch run's connections, as a share of the others': at 64 connections, 8 batches (800 proofs) in
+ * flight keep the service as busy as 6,400 would, and each connection completes enough requests in a
+ * run of a few seconds for its rate to mean something (a batch takes a second or more under load).
+ */
+export const BATCH_CONNECTION_SHARE = 1 / 8;
 
 export const WRITE_RUNS = {
   bare: 'bare Fastify POST (parse, answer a constant)',
@@ -69,6 +75,22 @@ export async function hasBatchRoute(service: string): Promise<boolean> {
   return res.status !== 404;
 }
 
+/**
+ * Sends one batch of new items and fails unless each was answered with a new proof: autocannon counts
+ * statuses only, and a batch answers 200 even when its items fail.
+ */
+export async function assertBatchCreates(service: string): Promise<void> {
+  const res = await fetch(`${service}/api/proof/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: Array.from({ length: BATCH_SIZE }, () => newItem('check')) }),
+  });
+  const body = (await res.json()) as { items?: { ok: boolean; idempotentReplay?: boolean }[] };
+  const created = body.items?.filter((item) => item.ok && item.idempotentReplay === false).length ?? 0;
+  if (res.status !== 200 || created !== BATCH_SIZE)
+    throw new Error(`a batch of ${BATCH_SIZE} new items created ${created} proofs (status ${res.status})`);
+}
+
 function summarise(name: string, result: autocannon.Result, itemsPerRequest: number): WriteRun {
   return {
     run: name,
@@ -91,7 +113,7 @@ export async function measureWritePath(
   settings: { connections: number; durationSeconds: number; rounds: number; log: (line: string) => void },
 ): Promise<WritePathResult> {
   const common = { connections: settings.connections, duration: settings.durationSeconds, pipelining: 1 };
-  const plan: { name: string; opts: autocannon.Options; items: number }[] = [
+  const plan: { name: string; opts: autocannon.Options; items: number; connections?: number }[] = [
     {
       name: WRITE_RUNS.bare,
       opts: post(`${targets.bare}/api/proof/notarize`, () => newItem('bare')),
@@ -108,14 +130,17 @@ export async function measureWritePath(
       items: 1,
     },
   ];
-  if (targets.batch)
+  if (targets.batch) {
+    await assertBatchCreates(targets.service);
     plan.push({
       name: WRITE_RUNS.batch,
       opts: post(`${targets.service}/api/proof/batch`, () => ({
         items: Array.from({ length: BATCH_SIZE }, () => newItem('batch')),
       })),
       items: BATCH_SIZE,
+      connections: Math.max(1, Math.round(settings.connections * BATCH_CONNECTION_SHARE)),
     });
+  }
   const rounds: { ratio: number; result: Omit<WritePathResult, 'roundRatios'> }[] = [];
   for (let round = 0; round < settings.rounds; round++) {
     const runs: WriteRun[] = [];
