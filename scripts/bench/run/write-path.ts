@@ -144,8 +144,10 @@ export async function measureWritePath(
   const rounds: { ratio: number; result: Omit<WritePathResult, 'roundRatios'> }[] = [];
   for (let round = 0; round < settings.rounds; round++) {
     const runs: WriteRun[] = [];
-    for (const { name, opts, items } of plan)
-      runs.push(summarise(name, await run({ ...common, ...opts }), items));
+    for (const { name, opts, items, connections } of plan)
+      runs.push(
+        summarise(name, await run({ ...common, ...opts, ...(connections ? { connections } : {}) }), items),
+      );
     const [bare, baseline, notarize, batch] = runs as [WriteRun, WriteRun, WriteRun, WriteRun | undefined];
     const ratio = notarize.proofsPerSecond / baseline.proofsPerSecond;
     rounds.push({
