@@ -4,6 +4,7 @@ import { runBenchmark } from './run.ts';
 import { medianByRatio } from './run/measure.ts';
 import { formatReport } from './run/report.ts';
 import { BARE_READ } from './run/routes.ts';
+import { WRITE_RUNS } from './run/write-path.ts';
 
 // A smoke run: keeps the harness working. It measures nothing worth reading (the runs are tiny).
 test('the benchmark harness runs every route against the service and the bare baseline', async () => {
@@ -21,9 +22,24 @@ test('the benchmark harness runs every route against the service and the bare ba
       assert.ok(result.aloneP50Ms !== undefined && result.aloneP50Ms > 0);
     else assert.equal(result.aloneP50Ms, undefined);
   }
+  // The write path: the bare POST route, the proof baseline, notarize and batches of 100 new items.
+  const runs = report.writePath.runs;
+  assert.deepEqual(
+    runs.map((run) => run.run),
+    [WRITE_RUNS.bare, WRITE_RUNS.baseline, WRITE_RUNS.notarize, WRITE_RUNS.batch],
+  );
+  const batch = report.writePath.batchRatio;
+  assert.ok(batch !== undefined && batch > 0 && Number.isFinite(batch));
+  for (const run of runs) {
+    assert.ok(run.proofsPerSecond > 0, run.run);
+    assert.equal(run.errors, 0, run.run);
+    assert.equal(run.non2xx, 0, run.run);
+  }
+  assert.ok(report.writePath.notarizeRatio > 0 && Number.isFinite(report.writePath.notarizeRatio));
   assert.ok(report.peakRssMb > 0);
   assert.ok(report.startupMs > 0);
   const table = formatReport(report);
+  assert.match(table, /notarize \/ proof baseline: \d+\.\d\d/);
   assert.match(table, /\| POST \/api\/proof\/notarize \(new keys\) \| \d+ \|/);
   // All 200 seeded proofs are read by the routes over many proofs (each answered 200, checked above).
   assert.match(table, /\| GET \/api\/verify\/proofs\/\{id\} \(200 proofs\) \| \d+ \|/);

@@ -2,9 +2,11 @@
  * Throughput of the service's main routes, each against a bare Fastify server that parses the same
  * JSON body and answers a constant (the baseline), on a freshly seeded database:
  *   npm run bench -- --duration 10 --connections 64 --proofs 10000 [--database postgres://…] [--rounds 3]
+ *   npm run bench -- --write-only     # the write path alone: bare POST, proof baseline, notarize, batches
  */
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { answers } from '../../test/process.ts';
 import { describeMachine, peakRssMb } from './lib/machine.ts';
@@ -12,6 +14,7 @@ import { benchEnvironment, freePort, startProcess, startService, waitForLogSize 
 import { measureRoutes } from './run/measure.ts';
 import { formatReport, type BenchOptions, type BenchReport } from './run/report.ts';
 import { benchRoutes, prepareProof } from './run/routes.ts';
+import { hasBatchRoute, measureWritePath } from './run/write-path.ts';
 import { seed } from './seed.ts';
 
 export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
@@ -23,8 +26,9 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     log(`seeding ${options.proofs} proofs`);
     const seededIds = await seed({ ...process.env, ...env }, options.proofs);
 
-    const [servicePort, barePort] = [await freePort(), await freePort()];
+    const [servicePort, barePort, baselinePort] = [await freePort(), await freePort(), await freePort()];
     const bare = `http://127.0.0.1:${barePort}`;
+    const proofBaseline = `http://127.0.0.1:${baselinePort}`;
     const running = await startService({ ...env, PORT: String(servicePort) });
     children.push(running.process);
     const service = running.url;
@@ -36,6 +40,14 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' },
     });
 
+    const baselineServer = startProcess('scripts/bench/proof-baseline-server.ts', {
+      PORT: String(baselinePort),
+      DATABASE_FILE: path.join(directory.dataDir, 'baseline.db'),
+      SIGNING_KEYS_DIR: path.join(directory.dataDir, 'baseline-keys'),
+    });
+    children.push(baselineServer);
+    await answers(`${proofBaseline}/health`, baselineServer);
+
     const { proofId, replayBody } = await prepareProof(service, bare);
     const { routes, baseline } = benchRoutes({
       service,
@@ -46,16 +58,23 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       proofs: options.proofs,
     });
     const rounds = Math.max(1, options.rounds ?? 1);
-    const results = await measureRoutes(routes, baseline, {
-      service,
-      connections: options.connections,
-      durationSeconds: options.durationSeconds,
-      rounds,
-      log,
-    });
+    const writePath = await measureWritePath(
+      { bare, baseline: proofBaseline, service, batch: await hasBatchRoute(service) },
+      { connections: options.connections, durationSeconds: options.durationSeconds, rounds, log },
+    );
+    const results = options.writeOnly
+      ? []
+      : await measureRoutes(routes, baseline, {
+          service,
+          connections: options.connections,
+          durationSeconds: options.durationSeconds,
+          rounds,
+          log,
+        });
     return {
       options: { ...options, rounds },
       results,
+      writePath,
       startupMs: running.startupMs,
       peakRssMb: peakRssMb(running.process.pid ?? 0),
       machine: describeMachine(os.cpus().length),
@@ -74,6 +93,7 @@ if (import.meta.main) {
       database: { type: 'string', default: 'sqlite' },
       proofs: { type: 'string', default: '10000' },
       rounds: { type: 'string', default: '1' },
+      'write-only': { type: 'boolean', default: false },
     },
   });
   const report = await runBenchmark({
@@ -82,6 +102,7 @@ if (import.meta.main) {
     database: values.database,
     proofs: Number(values.proofs),
     rounds: Number(values.rounds),
+    writeOnly: values['write-only'],
     log: (line) => console.error(line),
   });
   console.log(formatReport(report));

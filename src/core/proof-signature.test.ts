@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { canonicalJson } from './canonical-json.ts';
 import { hmacSign, hmacVerify, signingMessage, type SignedProofFields } from './proof-signature.ts';
 
 const key = Buffer.from('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', 'hex');
@@ -19,6 +20,22 @@ test('the signing message is the JCS form with v:1', () => {
       '"metadataHash":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",' +
       '"timestamp":"2026-11-22T10:00:00.000Z","v":1}',
   );
+});
+
+test('the signing message is the JCS form for labels of any characters, and refuses lone surrogates as JCS does', () => {
+  const labels = [
+    'quote " and \\ backslash',
+    'tab\tand\u0001control',
+    'é 漢字 😀',
+    '\u2028\u2029',
+    '</script>',
+    '',
+  ];
+  for (const label of labels) {
+    const jcs = canonicalJson({ v: 1, ...fields, label });
+    assert.equal(signingMessage({ ...fields, label }), jcs, label);
+  }
+  assert.throws(() => signingMessage({ ...fields, label: 'lone \ud800' }), /surrogate/i);
 });
 
 test('HMAC matches an independent computation (openssl dgst -mac HMAC)', () => {

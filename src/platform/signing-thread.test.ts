@@ -27,6 +27,30 @@ test('signatures made on the signing thread verify, for many requests at once an
   });
 });
 
+test('a message that is a view on a larger buffer is signed as its own bytes, and the buffer may change after', async (t) => {
+  const thread = new SigningThread();
+  t.after(() => thread.close());
+  const memory = Buffer.from('before|the message|after');
+  const message = memory.subarray(7, 18);
+  const signing = thread.sign(null, message, ed25519.privateKey);
+  memory.fill(0); // the thread signs the bytes as they were asked for
+  assert.ok(verify(null, Buffer.from('the message'), ed25519.publicKey, await signing));
+});
+
+test('signatures asked for while a batch is on the thread go over after it, and all are answered', async (t) => {
+  const thread = new SigningThread();
+  t.after(() => thread.close());
+  const asked: { message: Buffer; signature: Promise<Buffer> }[] = [];
+  // One request a turn of the event loop: each turn's request finds the previous batch on the thread.
+  for (let i = 0; i < 100; i++) {
+    const message = Buffer.from(`turn ${i}`);
+    asked.push({ message, signature: thread.sign(null, message, ed25519.privateKey) });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (const { message, signature } of asked)
+    assert.ok(verify(null, message, ed25519.publicKey, await signature), message.toString());
+});
+
 test('a signature the thread cannot make fails that request only', async (t) => {
   const thread = new SigningThread();
   t.after(() => thread.close());

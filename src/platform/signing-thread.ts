@@ -7,7 +7,7 @@ let keyNames = 0;
 
 interface Pending {
   algorithm: 'sha256' | null;
-  data: Buffer;
+  data: Uint8Array;
   key: KeyObject;
   name: string;
   resolve: (signature: Buffer) => void;
@@ -17,8 +17,8 @@ interface Pending {
 /**
  * The service's public-key signatures (each proof's Ed25519 receipt and ECDSA time-stamp token) made on
  * the process's background thread (`worker-host.ts`), so the request thread can parse and
- * answer other requests meanwhile. Requests made in one turn of the event loop go over together; each
- * key crosses to the thread once. Should the thread fail, signing goes on here.
+ * answer other requests meanwhile. Requests made in one turn of the event loop go over together, and
+ * while a batch is on the thread the next one gathers; each key crosses to the thread once. Should the thread fail, signing goes on here.
  */
 export class SigningThread {
   readonly #thread: HostClient;
@@ -34,6 +34,7 @@ export class SigningThread {
     const fail = (error: Error) => {
       this.#failed = error;
       for (const entry of this.#sent.splice(0).flat()) entry.reject(error);
+      this.#send(); // those held back meanwhile are signed here
     };
     this.#thread = attachToWorkerHost((message) => {
       const signatures = message.signatures as (Uint8Array | string)[];
@@ -43,6 +44,7 @@ export class SigningThread {
         if (signature instanceof Uint8Array) entry.resolve(Buffer.from(signature));
         else entry.reject(new Error(`signing failed: ${signature ?? 'no answer'}`));
       });
+      this.#send(); // what was asked for while the thread signed goes over now, together
     }, fail);
   }
 
@@ -61,12 +63,21 @@ export class SigningThread {
       this.#register.push([name, key]);
     }
     if (this.#waiting.length === 0) setImmediate(() => this.#send());
+    const compact = compactCopy(data);
     return new Promise<Buffer>((resolve, reject) =>
-      this.#waiting.push({ algorithm, data, key, name: name, resolve, reject }),
+      this.#waiting.push({ algorithm, data: compact, key, name: name, resolve, reject }),
     );
   };
 
+  /**
+   * Sends what is waiting, unless a batch is on the thread: then it goes when that one is answered,
+   * with everything asked for meanwhile (while a checkpoint holds the thread, for one). Each message
+   * costs the request thread 30–50 µs under load (waking the other thread), and requests asked for
+   * meanwhile would wait for that batch on the thread anyway.
+   */
   #send(): void {
+    if (this.#waiting.length === 0) return;
+    if (this.#failed === undefined && this.#sent.length > 0) return;
     const waiting = this.#waiting;
     const register = this.#register;
     this.#waiting = [];
@@ -91,6 +102,16 @@ export class SigningThread {
     this.#failed ??= new Error('the signing thread was closed');
     for (const entry of this.#sent.splice(0).flat())
       signHere(entry.algorithm, entry.data, entry.key).then(entry.resolve, entry.reject);
+    this.#send();
     this.#thread.detach();
   }
+}
+
+/**
+ * The bytes of `data` in a buffer of their own. A message to a thread copies the whole memory behind a
+ * view, and a small Buffer is a view on Node's shared 8 KB pool: posted as it is, each signing message
+ * would carry kilobytes of unrelated bytes (40–60 µs a message instead of 6–12 µs).
+ */
+function compactCopy(data: Uint8Array): Uint8Array {
+  return data.byteLength === data.buffer.byteLength ? data : new Uint8Array(data);
 }

@@ -1,6 +1,6 @@
 import type { IdGenerator } from '../core/ids.ts';
 import type { PaymentRecord } from '../core/payment-authorization.ts';
-import { hmacSign, signingMessage } from '../core/proof-signature.ts';
+import { hmacOfMessage, signingMessage } from '../core/proof-signature.ts';
 import { encodeReceipt } from '../core/receipt.ts';
 import { signHere, type SignFn } from '../core/signing.ts';
 import type { Keyring } from '../keys/keyring.ts';
@@ -44,8 +44,10 @@ export async function signNewProof(
     label: body.label,
   };
   const sign = deps.sign ?? signHere;
+  // One message for the HMAC and the receipt.
+  const message = signingMessage(signed);
   const [receiptSignature, tokenSignature] = await Promise.all([
-    sign(null, Buffer.from(signingMessage(signed), 'utf8'), receiptKey.privateKey),
+    sign(null, Buffer.from(message, 'utf8'), receiptKey.privateKey),
     deps.tsa.signWith(proofTokenRequest(signed, 'seconds'), sign),
   ]);
   return {
@@ -56,7 +58,7 @@ export async function signNewProof(
     label_folded: body.label.toLowerCase(),
     metadata_hash: request.metadataHash,
     metadata_keys: JSON.stringify(request.metadataKeys),
-    signature: hmacSign(key.keyObject, signed),
+    signature: hmacOfMessage(key.keyObject, message),
     receipt: encodeReceipt(receiptSignature),
     receipt_key_id: receiptKey.keyId,
     tst_signature: tokenSignature.toString('base64'),

@@ -82,6 +82,28 @@ test('a batch stores every column as given, in order, and skips keys already tak
   );
 });
 
+test('a large batch goes in whole and in order, a key repeated within it or across its statements kept once', async () => {
+  // 45 rows: one statement of 32, one of 8 and five of 1. Row 10 repeats row 5's key (the same
+  // statement); row 40 repeats row 3's (a later statement); row 44 repeats row 36's.
+  const keys = Array.from({ length: 45 }, (_, i) => `large-${i}`);
+  keys[10] = keys[5]!;
+  keys[40] = keys[3]!;
+  keys[44] = keys[36]!;
+  const rows = keys.map((key) => row(key));
+  const kept = rows.filter((_, i) => i !== 10 && i !== 40 && i !== 44);
+  assert.deepEqual(await write(rows), new Set(kept.map((r) => r.id)));
+  const stored = await database.db
+    .selectFrom('proofs')
+    .selectAll()
+    .where('idempotency_key', 'like', 'large-%')
+    .orderBy('seq')
+    .execute();
+  assert.deepEqual(
+    stored.map(({ seq: _seq, ...columns }) => columns),
+    kept.map((r) => ({ ...r, leaf_index: null })),
+  );
+});
+
 test('each stored label, and only those, can be found by part of it', async () => {
   const rows = [row('label-a', { label_folded: 'quarterly zebra report' }), row('label-b')];
   await write(rows);

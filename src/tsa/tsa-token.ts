@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import { IssuerAndSerialNumber } from '@peculiar/asn1-cms';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -74,7 +74,7 @@ export function signedAttributes(
   signer: TokenSigner,
 ): { tstInfo: Buffer; digest: Buffer; attributes: Buffer[]; set: Buffer } {
   const tstInfo = seq(
-    int(Buffer.from([1])),
+    DER.version1,
     POLICY_DER,
     seq(algorithmId(request.hashAlgorithm ?? OID.sha256), tlv(0x04, request.hash)),
     int(request.serial),
@@ -85,11 +85,9 @@ export function signedAttributes(
   );
   const digest = sha256(tstInfo);
   const attributes = [
-    seq(oid(OID.contentType), tlv(0x31, oid(OID.tstInfo))),
-    seq(oid(OID.messageDigest), tlv(0x31, tlv(0x04, digest))),
-    // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; an ESSCertIDv2 with the
-    // default hash algorithm (SHA-256) is SEQUENCE { certHash OCTET STRING }.
-    seq(oid(OID.signingCertificateV2), tlv(0x31, seq(seq(seq(tlv(0x04, signer.certHash)))))),
+    DER.contentTypeAttribute,
+    seq(DER.messageDigest, tlv(0x31, tlv(0x04, digest))),
+    signingCertificateAttribute(signer),
   ].sort((a, b) => Buffer.compare(a, b)); // DER orders a SET OF by encoding
   return { tstInfo, digest, attributes, set: tlv(0x31, ...attributes) };
 }
@@ -98,21 +96,21 @@ export function signedAttributes(
 export function grantedResponse(request: TokenRequest, signer: TokenSigner, signature: Buffer): Buffer {
   const { tstInfo, attributes } = signedAttributes(request, signer);
   const signerInfo = seq(
-    int(Buffer.from([1])),
+    DER.version1,
     signer.issuerAndSerial,
     algorithmId(OID.sha256),
     tlv(0xa0, ...attributes),
-    seq(oid(OID.ecdsaWithSha256)),
+    DER.ecdsaWithSha256,
     tlv(0x04, signature),
   );
   const signedData = seq(
-    int(Buffer.from([3])),
-    tlv(0x31, algorithmId(OID.sha256)),
-    seq(oid(OID.tstInfo), tlv(0xa0, tlv(0x04, tstInfo))),
+    DER.version3,
+    DER.digestAlgorithms,
+    seq(DER.tstInfo, tlv(0xa0, tlv(0x04, tstInfo))),
     ...(request.includeCertificate ? [tlv(0xa0, signer.certDer)] : []),
     tlv(0x31, signerInfo),
   );
-  return seq(seq(int(Buffer.from([0]))), seq(oid(OID.signedData), tlv(0xa0, signedData)));
+  return seq(DER.granted, seq(DER.signedData, tlv(0xa0, signedData)));
 }
 
 /** RFC 3161 PKIFailureInfo bit numbers. */
@@ -127,13 +125,25 @@ export function rejection(bit: number, text: string): Buffer {
   return seq(seq(int(Buffer.from([2])), statusString, failInfo));
 }
 
-/** DER: tag, definite length, contents. */
+/**
+ * DER: tag, definite length, contents, written into one buffer: a token is some thirty of these, built
+ * for every proof signed and every token answered, so each is one allocation and one copy per part.
+ */
 function tlv(tag: number, ...contents: Buffer[]): Buffer {
-  const body = contents.length === 1 ? contents[0]! : Buffer.concat(contents);
-  const n = body.length;
-  const length =
-    n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]);
-  return Buffer.concat([Buffer.from([tag]), length, body]);
+  let n = 0;
+  for (const part of contents) n += part.length;
+  const head = n < 0x80 ? 2 : n < 0x100 ? 3 : 4;
+  const der = Buffer.allocUnsafe(head + n);
+  der[0] = tag;
+  if (n < 0x80) der[1] = n;
+  else if (n < 0x100) [der[1], der[2]] = [0x81, n];
+  else [der[1], der[2], der[3]] = [0x82, (n >> 8) & 0xff, n & 0xff];
+  let at = head;
+  for (const part of contents) {
+    der.set(part, at);
+    at += part.length;
+  }
+  return der;
 }
 
 const seq = (...contents: Buffer[]): Buffer => tlv(0x30, ...contents);
@@ -149,10 +159,45 @@ function oid(value: string): Buffer {
   return der;
 }
 /** SHA-2 AlgorithmIdentifiers carry no parameters (RFC 5754). */
-const algorithmId = (algorithm: string): Buffer => seq(oid(algorithm));
+const ALGORITHM_IDS = new Map<string, Buffer>();
+function algorithmId(algorithm: string): Buffer {
+  let der = ALGORITHM_IDS.get(algorithm);
+  if (der === undefined) {
+    der = seq(oid(algorithm));
+    ALGORITHM_IDS.set(algorithm, der);
+  }
+  return der;
+}
 const POLICY_DER = oid(TSA_POLICY);
 /** Accuracy ::= SEQUENCE { seconds INTEGER }: one second. */
 const ACCURACY_DER = seq(tlv(0x02, Buffer.from([1])));
+/** The parts every token has in common, encoded once. */
+const DER = {
+  version1: int(Buffer.from([1])),
+  version3: int(Buffer.from([3])),
+  /** PKIStatusInfo { status granted (0) }. */
+  granted: seq(int(Buffer.from([0]))),
+  digestAlgorithms: tlv(0x31, algorithmId(OID.sha256)),
+  ecdsaWithSha256: seq(oid(OID.ecdsaWithSha256)),
+  signedData: oid(OID.signedData),
+  tstInfo: oid(OID.tstInfo),
+  messageDigest: oid(OID.messageDigest),
+  contentTypeAttribute: seq(oid(OID.contentType), tlv(0x31, oid(OID.tstInfo))),
+};
+
+const SIGNING_CERTIFICATE_ATTRIBUTES = new WeakMap<TokenSigner, Buffer>();
+/**
+ * SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; an ESSCertIDv2 with the default
+ * hash algorithm (SHA-256) is SEQUENCE { certHash OCTET STRING }. The same for every token of a signer.
+ */
+function signingCertificateAttribute(signer: TokenSigner): Buffer {
+  let der = SIGNING_CERTIFICATE_ATTRIBUTES.get(signer);
+  if (der === undefined) {
+    der = seq(oid(OID.signingCertificateV2), tlv(0x31, seq(seq(seq(tlv(0x04, signer.certHash))))));
+    SIGNING_CERTIFICATE_ATTRIBUTES.set(signer, der);
+  }
+  return der;
+}
 
 /**
  * GeneralizedTime in UTC (DER, RFC 3161 §2.4.2): `YYYYMMDDHHMMSSZ` for a time on a whole second,
@@ -167,7 +212,7 @@ function generalizedTime(date: Date): Buffer {
 }
 
 function sha256(data: Buffer): Buffer {
-  return createHash('sha256').update(data).digest();
+  return hash('sha256', data, 'buffer');
 }
 
 /** Big-endian bytes as a positive DER INTEGER body (a leading zero when the top bit is set). */

@@ -14,6 +14,7 @@ import {
   startServer,
   type TestServer,
 } from '../../test/helper.ts';
+import { proofTokenRequest } from './tsa.ts';
 
 /** openssl ts is the independent RFC 3161 verifier: every token the service issues must pass it. */
 const work = mkdtempSync(path.join(os.tmpdir(), 'hashproof-tsa-'));
@@ -317,4 +318,28 @@ describe('RFC 3161 over HTTP (POST /api/tsa)', () => {
     const res = await api(server.baseUrl, '/api/tsa', { method: 'POST', body: { hello: 'json' } });
     expectError(res, 415, 'unsupported_media_type');
   });
+});
+
+test("a proof token's serial number is the 128 bits of the proof id's ULID", () => {
+  const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const ulids = [
+    '00000000000000000000000000',
+    '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    '7ZZZZZZZZZZZZZZZZZZZZZZZZZ',
+    ...Array.from({ length: 50 }, () =>
+      Array.from(randomBytes(26), (byte, i) => crockford[i === 0 ? byte % 8 : byte % 32]).join(''),
+    ),
+  ];
+  for (const ulid of ulids) {
+    const value = [...ulid].reduce((sum, char) => sum * 32n + BigInt(crockford.indexOf(char)), 0n);
+    const { serial } = proofTokenRequest(
+      {
+        id: `proof_${ulid}`,
+        contentHash: `sha256:${'ab'.repeat(32)}`,
+        timestamp: '2026-11-27T00:00:00.000Z',
+      },
+      'seconds',
+    );
+    assert.equal(serial.toString('hex'), value.toString(16).padStart(32, '0'), ulid);
+  }
 });

@@ -29,7 +29,12 @@ export async function freePort(): Promise<number> {
 export function benchEnvironment(
   prefix: string,
   database: string,
-): { env: { DATABASE_URL: string; SIGNING_KEYS_DIR: string; PAYMENT_MODE: string }; remove: () => void } {
+): {
+  env: { DATABASE_URL: string; SIGNING_KEYS_DIR: string; PAYMENT_MODE: string };
+  /** The temporary directory itself, for other files of the run. */
+  dataDir: string;
+  remove: () => void;
+} {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return {
     env: {
@@ -37,16 +42,21 @@ export function benchEnvironment(
       SIGNING_KEYS_DIR: path.join(dataDir, 'keys'),
       PAYMENT_MODE: 'demo',
     },
+    dataDir,
     remove: () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
 
 /**
  * Starts a script of the repository (its path from the repository's root) with the service's Node flags
- * (the baseline gets the same). What it writes to standard error is passed on to ours.
+ * (the baseline gets the same) and any `extraFlags` (`--cpu-prof`). What it writes to standard error is passed on to ours.
  */
-export function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(ROOT, script)], {
+export function startProcess(
+  script: string,
+  env: Record<string, string>,
+  extraFlags: string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...extraFlags, path.join(ROOT, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -69,10 +79,13 @@ export interface RunningService {
  * `/health` (test/process.ts, `answers`: minutes at most, and a process that exits fails the start at
  * once with what it wrote); a service that does not come up is stopped, and the start fails.
  */
-export async function startService(env: Record<string, string> & { PORT: string }): Promise<RunningService> {
+export async function startService(
+  env: Record<string, string> & { PORT: string },
+  extraFlags: string[] = [],
+): Promise<RunningService> {
   const url = `http://127.0.0.1:${env.PORT}`;
   const started = performance.now();
-  const child = startProcess('src/main.ts', env);
+  const child = startProcess('src/main.ts', env, extraFlags);
   const exited = new Promise<never>((_resolve, reject) =>
     child.once('exit', (code) => reject(new Error(`the service exited (${code})`))),
   );

@@ -4,7 +4,8 @@ import { valueAt } from '../lib/stats.ts';
 import type { RouteResult } from './report.ts';
 import type { BenchRoute } from './routes.ts';
 
-function run(opts: autocannon.Options): Promise<autocannon.Result> {
+/** One autocannon run. */
+export function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(opts, (error, result) =>
       error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result),

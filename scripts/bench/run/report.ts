@@ -1,4 +1,5 @@
 /** The throughput benchmark's report, and its Markdown table. */
+import { formatWritePath, type WritePathResult } from './write-path.ts';
 
 export interface BenchOptions {
   durationSeconds: number;
@@ -11,6 +12,8 @@ export interface BenchOptions {
    * disturbed run on a noisy machine does not decide the figure.
    */
   rounds?: number;
+  /** Only the write path (bare POST, proof baseline, notarize, batches): the read routes are skipped. */
+  writeOnly?: boolean;
   log?: (line: string) => void;
 }
 
@@ -31,6 +34,8 @@ export interface RouteResult {
 export interface BenchReport {
   options: BenchOptions;
   results: RouteResult[];
+  /** The write path against the proof baseline (see write-path.ts). */
+  writePath: WritePathResult;
   startupMs: number;
   peakRssMb: number;
   machine: string;
@@ -48,6 +53,8 @@ export function formatReport(report: BenchReport): string {
       (r) =>
         `| ${r.route} | ${Math.round(r.requestsPerSecond)} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.errors} | ${r.non2xx} | ${Math.round(r.baselineRequestsPerSecond)} | ${r.ratio.toFixed(2)} | ${r.aloneP50Ms === undefined ? '–' : r.aloneP50Ms.toFixed(2)} |`,
     ),
+    '',
+    ...formatWritePath(report.writePath),
   ];
   return lines.join('\n');
 }
