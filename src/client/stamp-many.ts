@@ -3,11 +3,24 @@ import { signingMessage } from '../core/proof-signature.ts';
 import { formatTlogProof } from '../core/tlog-proof.ts';
 import { openCheckpoint, type LogCheckpoint } from '../verify/log-checkpoints.ts';
 import { HashproofError } from './answers.ts';
-import type { HashproofClient } from './client.ts';
-import type { BatchItem, NotarizeInput, NotarizeResult, Proof } from './documents.ts';
+import type { BatchItem, BatchResult, NotarizeInput, NotarizeResult, Proof } from './documents.ts';
 import { LogCheckError, LogUncheckedError, type ConsistencyProver } from './log-memory.ts';
 import { logKeyOf, type Evidence, type ManifestKey } from './offline.ts';
 import { TileLog } from './stamp-many-log.ts';
+import type { RateBudget } from './stamp-many-pacing.ts';
+
+/** What stamping many files asks of a client (createClient's answer has it). */
+export interface StampingClient {
+  readonly rateLimit: RateBudget;
+  keys: () => Promise<{ keys: ManifestKey[] }>;
+  batch: (items: NotarizeInput[]) => Promise<BatchResult>;
+  notarize: (input: NotarizeInput) => Promise<NotarizeResult>;
+  timestampToken: (proofId: string) => Promise<Buffer>;
+  tsaCertificates: () => Promise<string>;
+  tile: (level: number | 'entries', index: number, width: number) => Promise<Buffer>;
+  checkpoint: () => Promise<string>;
+  itemsPerPayment: () => Promise<number | undefined>;
+}
 
 /** What one proof of many is made of: as `notarize` takes it (the idempotency key makes a re-run safe). */
 export type StampManyInput = NotarizeInput;
@@ -72,7 +85,7 @@ export interface StampManyResult {
  * and the batch sent again (its idempotency keys make that safe).
  */
 export async function stampMany(
-  client: HashproofClient,
+  client: StampingClient,
   inputs: readonly StampManyInput[],
   options: StampManyOptions,
 ): Promise<StampManyResult> {
@@ -153,11 +166,11 @@ type Paced = <T>(cost: number, request: () => Promise<T>) => Promise<T>;
  * notarize per item, once found out for the rest of the run.
  */
 class BatchSender {
-  readonly #client: HashproofClient;
+  readonly #client: StampingClient;
   readonly #paced: Paced;
   #hasBatches = true;
 
-  constructor(client: HashproofClient, paced: Paced) {
+  constructor(client: StampingClient, paced: Paced) {
     this.#client = client;
     this.#paced = paced;
   }
@@ -196,7 +209,7 @@ class BatchSender {
  * service that answered one notarize at a time, read from the proof's token path; the TSA chain read
  * once a run. A proof without a token (`timestampToken` null) has no token evidence.
  */
-function tokenEvidence(client: HashproofClient, paced: Paced) {
+function tokenEvidence(client: StampingClient, paced: Paced) {
   let certificates: Promise<string> | undefined;
   return async (
     proof: Proof,
@@ -226,7 +239,7 @@ interface Waiting {
  * proofs, each once. A proof the service already placed (an idempotent replay) says where it is.
  */
 class LogFollower {
-  readonly #client: HashproofClient;
+  readonly #client: StampingClient;
   readonly #logKey: string;
   readonly #paced: Paced;
   readonly #onCheckpoint: StampManyOptions['onCheckpoint'];
@@ -238,7 +251,7 @@ class LogFollower {
   readonly #waiting = new Map<string, Waiting>();
 
   private constructor(
-    client: HashproofClient,
+    client: StampingClient,
     logKey: string,
     paced: Paced,
     onCheckpoint: StampManyOptions['onCheckpoint'],
@@ -252,7 +265,7 @@ class LogFollower {
 
   /** Reads the checkpoint before the first batch: the new proofs' entries all come after it. */
   static async start(
-    client: HashproofClient,
+    client: StampingClient,
     logKey: string,
     paced: Paced,
     onCheckpoint: StampManyOptions['onCheckpoint'],
