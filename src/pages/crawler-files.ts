@@ -38,7 +38,11 @@ function renderLlmsTxt(facts: Facts): string {
     '## API',
     '',
     item('OpenAPI 3.1', links.openapi ?? '', 'every operation with its request and response schemas'),
-    item('Quickstart', links.quickstart ?? '', 'six steps from hashing a file to citing and finding its proof'),
+    item(
+      'Quickstart',
+      links.quickstart ?? '',
+      'six steps from hashing a file to citing and finding its proof',
+    ),
     item(
       'Action templates',
       links.actions ?? '',
