@@ -34,8 +34,10 @@ when it gives no consistency proof). Text from the service is printed with contr
 
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
 label, so running the command again never creates (or pays for) a second proof. A directory is stamped
-file by file (recursively, skipping *.proof.json); - reads standard input, stamped alone, and prints
-its proof file on standard output unless --out names one. Writes <file>.proof.json beside each file,
+recursively, skipping *.proof.json; many files go through batches of up to 1,000 (one payment each
+with a wallet, at most $1), paced by the service's rate limit, and a file whose proof file is already
+complete is not sent again; - reads standard input, stamped alone, and prints its proof file on
+standard output unless --out names one. Writes <file>.proof.json beside each file,
 or --out for a single input. --label is one line of 1 to 120 characters. The API key comes from --api-key or HASHPROOF_API_KEY.
 On a terminal, many files (or one over 64 MiB) show their progress on standard error.
 
