@@ -41,6 +41,20 @@ describe('a paid batch on a local Base chain', () => {
     }
   });
 
+  test('a batch whose every item fails its checks is answered without payment, and makes nothing', async () => {
+    const res = await api(server.baseUrl, BATCH, {
+      body: { items: [{ label: 'no hash' }, { ...body(), contentHash: 'sha256:123' }] },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.body.items.map((item: any) => [item.ok, item.error.code]),
+      [
+        [false, 'invalid_request'],
+        [false, 'invalid_request'],
+      ],
+    );
+  });
+
   test('the official client pays n × price once; each proof records its share; a replayed batch moves nothing', async () => {
     const wallet = await chain.fundedWallet(1_000_000n);
     const payerBefore = await chain.balanceOf(wallet.address);

@@ -14,13 +14,13 @@ function itemsOf(body: unknown): unknown[] | undefined {
 }
 
 /**
- * How many new proofs an unpaid batch would ask for, as far as it can be told without a payer: its valid
- * items, one per idempotency key (at least one, so an empty or malformed body still learns the terms).
+ * How many new proofs a batch could make, as far as it can be told without a payer: its valid items,
+ * one per idempotency key; undefined for a body that is not a batch of 1 to 1,000 items.
  */
-function newItemCount(body: unknown): number {
+function newItemCount(body: unknown): number | undefined {
   const items = itemsOf(body);
-  if (items === undefined || items.length > BATCH_MAX_ITEMS) return 1;
-  return Math.max(1, firstOfEachKey(readItems(items)).length);
+  if (items === undefined || items.length === 0 || items.length > BATCH_MAX_ITEMS) return undefined;
+  return firstOfEachKey(readItems(items)).length;
 }
 
 /** Up to 1,000 proofs in one request (docs/api.md, "Batches"). */
@@ -58,10 +58,14 @@ export async function batchRoutes(app: FastifyInstance, ctx: AppContext): Promis
       // Once the body is read and before it is checked: the batch's weight against the rate limit, and
       // under x402 its terms, which depend on how many items it has.
       preValidation: async (request) => {
-        const count = Math.min(itemsOf(request.body)?.length ?? 1, BATCH_MAX_ITEMS);
-        await request.chargeRateLimit?.(batchWeight(count));
-        if (gate && request.apiKey === undefined)
-          await gate.admitBatch(request, ctx.clock.now(), () => newItemCount(request.body));
+        const size = Math.min(itemsOf(request.body)?.length ?? 1, BATCH_MAX_ITEMS);
+        await request.chargeRateLimit?.(batchWeight(size));
+        if (gate === undefined || request.apiKey !== undefined) return;
+        const count = newItemCount(request.body);
+        // Nothing to pay for: every item fails its checks, and each is answered with its error.
+        if (count === 0 && request.headers['payment-signature'] === undefined) return;
+        // A body that is not a batch still learns the terms of one proof (what directory probers read).
+        await gate.admitBatch(request, ctx.clock.now(), () => Math.max(1, count ?? 1));
       },
     },
     async (request, reply) => {
