@@ -23,6 +23,7 @@ import { sitePageRoutes } from './pages/site-routes.ts';
 import { Proof } from './proofs/proof-schemas.ts';
 import { proofsRoutes } from './proofs/proofs-routes.ts';
 import { batchRoutes } from './proofs/batch-routes.ts';
+import { mcpRoutes } from './proofs/mcp-routes.ts';
 import { evidenceRoutes } from './proofs/evidence-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
 import { loggerOptions } from './platform/log-options.ts';
@@ -199,6 +200,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     healthRoutes,
     proofsRoutes,
     batchRoutes,
+    mcpRoutes,
     evidenceRoutes,
     keysRoutes,
     accountsRoutes,

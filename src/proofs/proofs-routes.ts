@@ -16,13 +16,25 @@ import {
   SearchQuery,
   VerifyReport,
 } from './proof-schemas.ts';
-import { proofNotFound, type Principal } from './proofs-service.ts';
+import { proofNotFound, type Principal, type ProofsService } from './proofs-service.ts';
 import { SettledNotStored } from './paid-requests.ts';
 
 /** The header of the payer's receipt for a settled payment (x402 v2). */
 export const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE';
 
 export const links = (id: string) => ({ proof: `/proof/${id}`, verify: `/api/verify/proofs/${id}` });
+
+/** What a search asks the proofs service for: the given fields, hashes in their stored form. */
+export function searchFilterOf(query: SearchQuery): Parameters<ProofsService['list']>[0] {
+  const { q, contentHash, metadataHash, accountId, idempotencyKey } = query;
+  return {
+    ...(q !== undefined ? { q } : {}),
+    ...(contentHash !== undefined ? { contentHash: normalizeContentHash(contentHash) } : {}),
+    ...(metadataHash !== undefined ? { metadataHash: metadataHash.toLowerCase() } : {}),
+    ...(accountId !== undefined ? { accountId } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  };
+}
 
 /**
  * Who a proof request is for, and the payment it carries: an API key's account (no payment), the payer
@@ -153,19 +165,8 @@ export async function proofsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       },
     },
     async (request) => {
-      const { q, contentHash, metadataHash, accountId, idempotencyKey, cursor } = request.query;
       const limit = request.query.limit ?? 20;
-      const page = await ctx.proofs.list(
-        {
-          ...(q !== undefined ? { q } : {}),
-          ...(contentHash !== undefined ? { contentHash: normalizeContentHash(contentHash) } : {}),
-          ...(metadataHash !== undefined ? { metadataHash: metadataHash.toLowerCase() } : {}),
-          ...(accountId !== undefined ? { accountId } : {}),
-          ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-        },
-        limit,
-        cursor,
-      );
+      const page = await ctx.proofs.list(searchFilterOf(request.query), limit, request.query.cursor);
       return { ok: true, limit, ...page };
     },
   );

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AppContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { SERVICE_VERSION } from '../version.ts';
+import { callRemoteTool, remoteTools } from './mcp-tools.ts';
+import type { Principal } from './proofs-service.ts';
+
+/** The MCP endpoint's path (Streamable HTTP transport). */
+export const MCP_PATH = '/mcp';
+/** Open sessions at most: a new one past this is refused (503) until idle ones expire. */
+const MAX_SESSIONS = 1000;
+/** A session unused this long is closed; its client starts a new one (the protocol's 404 tells it). */
+const SESSION_IDLE_MS = 10 * 60_000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  lastUsedMs: number;
+}
+
+/** Who a call of this HTTP request is for: the verified API key's account, else the public. */
+const principalOf = (request: FastifyRequest): Principal =>
+  request.apiKey?.scopes.includes('proofs:write')
+    ? { kind: 'account', accountId: request.apiKey.accountId }
+    : { kind: 'public' };
+
+/**
+ * The service's Model Context Protocol endpoint (Streamable HTTP, docs/agents.md): sessions per the
+ * protocol, kept in memory and bounded (a restart loses the open sessions and nothing else), the same
+ * hooks as every route (rate limit, API key, body limit, access log). Each request's own API key
+ * decides who its tool calls are for.
+ */
+export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const sessions = new Map<string, Session>();
+  const tools = remoteTools(ctx);
+  /** Who the latest request of each session is for (its API key), read by its tool calls. */
+  const callers = new Map<string, Principal>();
+
+  const newServer = () => {
+    const server = new Server(
+      { name: 'hashproof', version: SERVICE_VERSION },
+      {
+        capabilities: { tools: {} },
+        instructions:
+          'hashproof makes signed, timestamped proofs that a SHA-256 hash existed. Hash your content ' +
+          'yourself and call notarize with the hash; keep proof.id to verify or cite it later.',
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      if (!tools.some((tool) => tool.name === request.params.name))
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const principal = (extra.sessionId && callers.get(extra.sessionId)) || { kind: 'public' as const };
+      return callRemoteTool(ctx, request.params.name, request.params.arguments ?? {}, principal);
+    });
+    return server;
+  };
+
+  const sweep = (nowMs: number) => {
+    for (const [id, session] of sessions) {
+      if (nowMs - session.lastUsedMs > SESSION_IDLE_MS) {
+        sessions.delete(id);
+        callers.delete(id);
+        void session.transport.close();
+      }
+    }
+  };
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = request.headers['mcp-session-id'];
+    const nowMs = ctx.clock.now();
+    let session = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (session === undefined && id === undefined && request.method === 'POST') {
+      sweep(nowMs);
+      if (sessions.size >= MAX_SESSIONS) {
+        throw new AppError(
+          'service_unavailable',
+          `Too many open MCP sessions (${MAX_SESSIONS}); retry later, or end yours with DELETE ${MCP_PATH}`,
+          {},
+          { 'Retry-After': '60' },
+        );
+      }
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, created);
+        },
+        onsessionclosed: (sessionId) => {
+          sessions.delete(sessionId);
+          callers.delete(sessionId);
+        },
+      });
+      const server = newServer();
+      const created: Session = { transport, server, lastUsedMs: nowMs };
+      await server.connect(transport);
+      session = created;
+    }
+    if (session === undefined) {
+      // The protocol's answer to an unknown or expired session: 404, and the client starts anew.
+      throw new AppError('not_found', 'No such MCP session (it ended or expired); initialize a new one', {});
+    }
+    session.lastUsedMs = nowMs;
+    const sessionId = session.transport.sessionId;
+    if (sessionId !== undefined) callers.set(sessionId, principalOf(request));
+    // The transport writes the answer itself: the headers every answer carries (request id, security
+    // headers, rate limit) go with it.
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.hijack();
+    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+  };
+
+  const schema = {
+    summary:
+      'Model Context Protocol endpoint (Streamable HTTP): tools notarize, get_proof, verify_proof, search_proofs, recent_proofs',
+    tags: ['agents'],
+  };
+  app.post(MCP_PATH, { schema }, handle);
+  app.get(MCP_PATH, { schema }, handle);
+  app.delete(MCP_PATH, { schema }, handle);
+  app.addHook('onClose', async () => {
+    for (const session of sessions.values()) await session.transport.close();
+    sessions.clear();
+  });
+}
