@@ -141,9 +141,18 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // of its own, so the path decides too); the two option sets are built once.
   const publicCors = {
     origin: '*',
-    methods: ['GET', 'HEAD', 'POST'],
-    allowedHeaders: ['Content-Type', 'X-Service-Key', 'PAYMENT-SIGNATURE'],
+    // DELETE: a browser agent ends its MCP session (DELETE /mcp); the Mcp-* headers carry the session.
+    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    allowedHeaders: [
+      'Content-Type',
+      'X-Service-Key',
+      'PAYMENT-SIGNATURE',
+      'Mcp-Session-Id',
+      'Mcp-Protocol-Version',
+      'Last-Event-ID',
+    ],
     exposedHeaders: [
+      'Mcp-Session-Id',
       'PAYMENT-REQUIRED',
       'PAYMENT-RESPONSE',
       'Idempotent-Replayed',

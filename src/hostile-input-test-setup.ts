@@ -35,6 +35,13 @@ export function assertClientError(res: ApiResponse, what: string): void {
   // Pages and the SVG badge answer errors for people (an HTML page, a "not found" badge); the API, JSON.
   const isJson = res.headers.get('content-type')?.includes('json') ?? false;
   if (what.includes(' /api/')) assert.ok(res.status < 400 || isJson, `${what}: an API error must be JSON`);
+  // The MCP endpoint answers its transport's refusals as the protocol says: a JSON-RPC error object
+  // (`{ jsonrpc, error: { code: <number>, message }, id }`); its tool errors carry the envelope.
+  if (res.status >= 400 && isJson && /(^| )\/mcp\b/.test(what) && res.body?.jsonrpc === '2.0') {
+    assert.equal(typeof res.body.error?.code, 'number', `${what}: ${res.text.slice(0, 200)}`);
+    assert.equal(typeof res.body.error?.message, 'string', `${what}: ${res.text.slice(0, 200)}`);
+    return;
+  }
   if (res.status >= 400 && isJson) {
     const error = res.body?.error;
     assert.ok(

@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { errorResponses } from '../http/openapi.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { callRemoteTool, remoteTools } from './mcp-tools.ts';
 import type { Principal } from './proofs-service.ts';
@@ -123,7 +124,19 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   const schema = {
     summary:
       'Model Context Protocol endpoint (Streamable HTTP): tools notarize, get_proof, verify_proof, search_proofs, recent_proofs',
+    description:
+      'JSON-RPC 2.0 messages of the Model Context Protocol (docs/agents.md). POST carries requests, GET ' +
+      "opens the session's event stream, DELETE ends the session (header Mcp-Session-Id). Refusals of the " +
+      'transport are JSON-RPC errors; refused tool calls are tool errors carrying the error envelope.',
     tags: ['agents'],
+    response: {
+      200: {
+        description: 'The JSON-RPC answer (application/json), or for GET the event stream',
+        type: 'object',
+        additionalProperties: true,
+      },
+      ...errorResponses(400, 404, 413, 429, 503),
+    },
   };
   app.post(MCP_PATH, { schema }, handle);
   app.get(MCP_PATH, { schema }, handle);
