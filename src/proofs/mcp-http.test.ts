@@ -139,6 +139,9 @@ describe('the MCP endpoint /mcp', () => {
       'mcp-session-id': 'no-such-session',
     });
     assert.equal(unknown.status, 404);
+    const noSession = await fetch(`${server.baseUrl}/mcp`, { headers: { accept: 'text/event-stream' } });
+    assert.equal(noSession.status, 400);
+    assert.equal(((await noSession.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const big = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(200_000) } }),
     );

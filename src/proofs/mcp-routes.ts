@@ -106,6 +106,13 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       await server.connect(transport);
       session = created;
     }
+    if (session === undefined && id === undefined) {
+      throw new AppError(
+        'invalid_request',
+        `Send the header Mcp-Session-Id of your session (POST ${MCP_PATH} an initialize request to start one)`,
+        {},
+      );
+    }
     if (session === undefined) {
       // The protocol's answer to an unknown or expired session: 404, and the client starts anew.
       throw new AppError('not_found', 'No such MCP session (it ended or expired); initialize a new one', {});
