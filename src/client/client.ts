@@ -1,8 +1,8 @@
 import type { ClientEvmSigner } from '@x402/evm';
 import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
-import { tilePath } from '../core/tlog-tiles.ts';
-import type { ProofAnchors } from '../verify/anchor-checks.ts';
 import { adminCalls } from './admin-calls.ts';
+import { logCalls } from './log-calls.ts';
+import { proofEvidenceCalls } from './evidence-calls.ts';
 import { encodeId, type Call, type CallOptions } from './call.ts';
 import {
   ANSWER_CAPS,
@@ -12,13 +12,12 @@ import {
   HashproofError,
   isObject,
   isProofPage,
-  isStringArray,
   parseAnswer,
   readCapped,
   retryAfterMs,
   RETRY_AFTER_MAX_SECONDS,
 } from './answers.ts';
-import { verifyOffline, type Evidence, type ManifestKey } from './offline.ts';
+import { verifyOffline, type ManifestKey } from './offline.ts';
 import { RateBudget } from './stamp-many-pacing.ts';
 import type {
   BatchResult,
@@ -271,15 +270,6 @@ export function createClient(options: ClientOptions) {
       maxBytes: ANSWER_CAPS.keyManifest,
       isValid: (answer) => isObject(answer) && Array.isArray(answer.keys) && answer.keys.every(isObject),
     });
-  /** The answer of a GET, or undefined when the service answers one of the `absent` codes. */
-  const unless = async <T>(absent: (error: HashproofError) => boolean, request: Promise<T>) => {
-    try {
-      return await request;
-    } catch (error) {
-      if (error instanceof HashproofError && absent(error)) return undefined;
-      throw error;
-    }
-  };
   const isProofAnswer = (answer: unknown) => isObject(answer) && isObject(answer.proof);
 
   return {
@@ -344,84 +334,8 @@ export function createClient(options: ClientOptions) {
         isValid: (answer) => isObject(answer) && typeof answer.verified === 'boolean',
       }),
     keys,
-    /**
-     * The offline evidence of a proof: its RFC 3161 token and TSA chain, and, once the proof is in the
-     * log (waiting up to `waitMs` for it), its tlog-proof and the log's verifier key.
-     */
-    async evidence(proofId: string, waitMs = 3_000): Promise<Evidence> {
-      const evidence: Evidence = {};
-      const path = `/api/proofs/${id(proofId)}`;
-      const token = await unless(
-        (error) => error.status === 404,
-        call<Buffer>('GET', `${path}/timestamp.tsr`, { as: 'bytes', maxBytes: ANSWER_CAPS.timestampToken }),
-      );
-      if (token !== undefined) {
-        evidence.timestampToken = token.toString('base64');
-        evidence.tsaCertificates = await call<string>('GET', '/api/tsa/certs.pem', { as: 'text' });
-      }
-      const until = Date.now() + waitMs;
-      for (let attempt = 1; ; attempt++) {
-        let isPending = false;
-        const tlogProof = await unless(
-          (error) => ((isPending = error.status === 409), isPending || error.status === 404),
-          call<string>('GET', `${path}/tlog-proof`, { as: 'text', maxBytes: ANSWER_CAPS.tlogProof }),
-        );
-        if (tlogProof !== undefined) {
-          evidence.tlogProof = tlogProof;
-          const logKey = (await keys()).keys.find((k) => k.use === 'log')?.verifierKey;
-          if (logKey !== undefined) evidence.logVerifierKey = logKey;
-          return evidence;
-        }
-        if (!isPending || Date.now() > until) return evidence;
-        // Not integrated yet: ask again, less and less often (each ask counts against a rate limit).
-        await sleep(Math.min(100 * attempt, 500));
-      }
-    },
-    /**
-     * The anchors of a proof (`/api/proofs/{id}/anchors`) with its OpenTimestamps file (`ots`, base64)
-     * when a calendar has it; undefined while no anchored checkpoint holds the proof.
-     */
-    async anchors(proofId: string): Promise<ProofAnchors | undefined> {
-      try {
-        const anchors = await call<ProofAnchors>('GET', `/api/proofs/${id(proofId)}/anchors`, {
-          isValid: (answer) => isObject(answer) && Array.isArray(answer.opentimestamps),
-        });
-        if (anchors.opentimestamps.length === 0) return anchors;
-        const ots = await call<Buffer>('GET', `/api/proofs/${id(proofId)}/proof.ots`, { as: 'bytes' });
-        return { ...anchors, ots: ots.toString('base64') };
-      } catch (error) {
-        if (error instanceof HashproofError && error.code === 'not_yet_anchored') return undefined;
-        throw error;
-      }
-    },
-    /** A proof's RFC 3161 token, a DER TimeStampResp (`/api/proofs/{id}/timestamp.tsr`). */
-    timestampToken: (proofId: string) =>
-      call<Buffer>('GET', `/api/proofs/${id(proofId)}/timestamp.tsr`, {
-        as: 'bytes',
-        maxBytes: ANSWER_CAPS.timestampToken,
-      }),
-    /** The TSA's certificate followed by its root, PEM (`/api/tsa/certs.pem`). */
-    tsaCertificates: () => call<string>('GET', '/api/tsa/certs.pem', { as: 'text' }),
-    /** The log's latest checkpoint, a C2SP signed note (`/log/checkpoint`). */
-    checkpoint: () =>
-      call<string>('GET', '/log/checkpoint', { as: 'text', maxBytes: ANSWER_CAPS.checkpoint }),
-    /** The consistency proof between two tree sizes of the log (RFC 9162 §2.1.4). */
-    async consistency(from: number, to: number): Promise<Buffer[]> {
-      const proof = await call<{ hashes: string[] }>('GET', `/api/log/consistency${query({ from, to })}`, {
-        maxBytes: ANSWER_CAPS.consistencyProof,
-        isValid: (answer) =>
-          isObject(answer) &&
-          isStringArray(answer.hashes) &&
-          answer.hashes.every((hash) => /^[A-Za-z0-9+/]{43}=$/.test(hash)),
-      });
-      return proof.hashes.map((hash) => Buffer.from(hash, 'base64'));
-    },
-    /** A C2SP tile of the log: a hash tile of `level`, or an entry bundle, `width` entries wide. */
-    tile: (level: number | 'entries', index: number, width: number) =>
-      call<Buffer>('GET', `/log/tile/${tilePath(level, index, width)}`, {
-        as: 'bytes',
-        maxBytes: level === 'entries' ? ANSWER_CAPS.entryBundle : ANSWER_CAPS.hashTile,
-      }),
+    ...proofEvidenceCalls(call, keys),
+    ...logCalls(call),
     recent: (params: { limit?: number; cursor?: string } = {}) =>
       call<ProofPage>('GET', `/api/proofs/recent${query(params)}`, { isValid: isProofPage }),
     search: (params: SearchParams) =>
