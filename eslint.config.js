@@ -20,7 +20,7 @@ const PUBLIC = {
   keys: ['keyring.ts', 'key-directory.ts'],
   log: ['log-service.ts', 'log-schemas.ts'],
   tsa: ['tsa.ts'],
-  payments: ['x402.ts'],
+  payments: ['x402.ts', 'terms.ts'],
   stats: ['stats-service.ts'],
   proofs: ['proofs-service.ts', 'proof-schemas.ts'],
   webhooks: ['webhooks-service.ts', 'webhooks-schemas.ts'],

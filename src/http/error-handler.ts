@@ -59,14 +59,7 @@ function toAppError(error: unknown, request: FastifyRequest): AppError {
     );
     return invalidRequest(errors);
   }
-  if (isDatabaseUnavailable(error)) {
-    return new AppError(
-      'service_unavailable',
-      'The database is unavailable; retry shortly',
-      {},
-      { 'Retry-After': '1' },
-    );
-  }
+  if (isDatabaseUnavailable(error)) return serverFault(error);
   if (fastifyError.statusCode === 400 && /prototype/i.test(fastifyError.message ?? '')) {
     return new AppError(
       'invalid_json',
@@ -79,6 +72,22 @@ function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (status >= 400 && status < 500) {
     // Anything else the framework or a plugin rejects is the caller's doing; its message is safe to show.
     return new AppError(BY_STATUS[status] ?? 'invalid_request', fastifyError.message ?? 'Invalid request');
+  }
+  return serverFault(error);
+}
+
+/**
+ * What a caller is told of a failure that is not its doing: the database is unavailable (retry), or an
+ * internal error, whose cause goes to the log only.
+ */
+export function serverFault(error: unknown): AppError {
+  if (isDatabaseUnavailable(error)) {
+    return new AppError(
+      'service_unavailable',
+      'The database is unavailable; retry shortly',
+      {},
+      { 'Retry-After': '1' },
+    );
   }
   return new AppError('internal_error', 'An internal error occurred');
 }

@@ -1,4 +1,4 @@
-import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
+import { BATCH_PATH, MCP_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
 
 /** The paid operation and protocol version (docs/payments.md), without loading the payment packages. */
 export const PAID_ROUTE = { method: 'POST', path: NOTARIZE_PATH } as const;
@@ -25,3 +25,14 @@ export function priceTimes(price: string, units: number): string {
   return `$${digits.slice(0, -decimals.length)}.${digits.slice(-decimals.length)}`;
 }
 export const X402_VERSION = 2;
+
+/**
+ * The paid MCP tool (`notarize` of `/mcp`, paid with x402 over MCP). The x402 resource server routes
+ * it under this method and path; the resource it names is `mcp://tool/notarize`, as the x402 MCP
+ * transport names a tool.
+ */
+export const PAID_TOOL = { method: 'POST', path: MCP_PATH, tool: 'notarize' } as const;
+export const PAID_TOOL_RESOURCE = `mcp://tool/${PAID_TOOL.tool}`;
+/** Where an MCP tool call carries its payment and its result the receipt (`_meta` keys). */
+export const PAYMENT_META = 'x402/payment';
+export const PAYMENT_RESPONSE_META = 'x402/payment-response';

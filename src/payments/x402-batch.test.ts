@@ -123,28 +123,3 @@ describe('a paid batch on a local Base chain', () => {
     assert.equal(await chain.balanceOf(wallet.address), balance - PRICE_UNITS);
   });
 });
-
-describe('the MCP endpoint in x402 mode', () => {
-  test('notarize without an API key is a payment_required tool error, and makes no proof', async () => {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } =
-      await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const client = new Client({ name: 'x402-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp`)));
-    try {
-      const request = body();
-      const result = await client.callTool({ name: 'notarize', arguments: request });
-      assert.equal(result.isError, true);
-      const envelope = result.structuredContent as { error: { code: string; details: { resource: string } } };
-      assert.equal(envelope.error.code, 'payment_required');
-      assert.equal(envelope.error.details.resource, `${server.baseUrl}/api/proof/notarize`);
-      const found = await api(
-        server.baseUrl,
-        `/api/proofs/search?contentHash=${request.contentHash as string}`,
-      );
-      assert.deepEqual(found.body.proofs, []);
-    } finally {
-      await client.close();
-    }
-  });
-});

@@ -4,6 +4,7 @@ import {
   decodePaymentSignatureHeader,
   encodePaymentRequiredHeader,
   encodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
   FacilitatorResponseError,
   FacilitatorTimeoutError,
   type HTTPAdapter,
@@ -102,6 +103,15 @@ export function decodePayload(header: string): PaymentPayload | undefined {
   }
 }
 
+/**
+ * A payment given as a JSON value (an MCP call's `_meta["x402/payment"]`) in the form of the HTTP header,
+ * so that it is decoded and checked as one: '' for anything but an object.
+ */
+export function encodedPayload(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return '';
+  return encodePaymentSignatureHeader(value as PaymentPayload);
+}
+
 export function decodeChallenge(headers: Record<string, string>): PaymentRequired | undefined {
   const value = Object.entries(headers).find(([name]) => name.toLowerCase() === 'payment-required')?.[1];
   if (value === undefined) return undefined;
@@ -131,8 +141,17 @@ export function requestAdapter(
 }
 
 export function staticAdapter(resourceUrl: string, route: PaidOperation): HTTPAdapter {
+  return paymentAdapter(resourceUrl, route, undefined);
+}
+
+/** The x402 context of a payment carried other than by an HTTP header (an MCP call's `_meta`). */
+export function paymentAdapter(
+  resourceUrl: string,
+  route: PaidOperation,
+  paymentHeader: string | undefined,
+): HTTPAdapter {
   return {
-    getHeader: () => undefined,
+    getHeader: (name) => (name.toLowerCase() === 'payment-signature' ? paymentHeader : undefined),
     getMethod: () => route.method,
     getPath: () => route.path,
     getUrl: () => resourceUrl,

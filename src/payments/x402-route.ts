@@ -1,7 +1,7 @@
-import type { HTTPRequestContext, RouteConfig } from '@x402/core/http';
+import type { HTTPRequestContext, PaymentOption, RouteConfig } from '@x402/core/http';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import type { X402Config } from '../config.ts';
-import { priceTimes, X402_VERSION } from './terms.ts';
+import { PAID_TOOL, PAID_TOOL_RESOURCE, priceTimes, X402_VERSION } from './terms.ts';
 
 const SERVICE_NAME = 'hashproof';
 const DESCRIPTION =
@@ -15,6 +15,21 @@ const EXAMPLE_BODY = {
   idempotencyKey: 'build-1234',
 };
 
+/** The `exact` terms every paid operation offers: the configured network and payee, at `price`. */
+function exactTerms(
+  x402: X402Config,
+  maxTimeoutSeconds: number,
+  price: PaymentOption['price'],
+): PaymentOption {
+  return {
+    scheme: 'exact',
+    price,
+    network: x402.network as `${string}:${string}`,
+    payTo: x402.payTo,
+    maxTimeoutSeconds,
+  };
+}
+
 /**
  * The paid route as the x402 resource server declares it: the terms (exact scheme, price, network,
  * payee, how long an authorization may stay valid) and the Bazaar discovery extension that describes
@@ -27,13 +42,7 @@ export function paidRoute(
   inputSchema: object,
 ): RouteConfig {
   return {
-    accepts: {
-      scheme: 'exact',
-      price: x402.price,
-      network: x402.network as `${string}:${string}`,
-      payTo: x402.payTo,
-      maxTimeoutSeconds: maxTimeoutSeconds,
-    },
+    accepts: exactTerms(x402, maxTimeoutSeconds, x402.price),
     resource: resourceUrl,
     description: DESCRIPTION,
     mimeType: 'application/json',
@@ -83,13 +92,7 @@ export function paidBatchRoute(
   unitsOf: (context: HTTPRequestContext) => number,
 ): RouteConfig {
   return {
-    accepts: {
-      scheme: 'exact',
-      price: (context) => priceTimes(x402.price, unitsOf(context)),
-      network: x402.network as `${string}:${string}`,
-      payTo: x402.payTo,
-      maxTimeoutSeconds,
-    },
+    accepts: exactTerms(x402, maxTimeoutSeconds, (context) => priceTimes(x402.price, unitsOf(context))),
     resource: resourceUrl,
     description: BATCH_DESCRIPTION,
     mimeType: 'application/json',
@@ -124,5 +127,41 @@ export function batchPaymentInfo(x402: X402Config): Record<string, unknown> {
   return {
     ...single,
     price: { mode: 'per_item', currency: 'USD', amount: x402.price.replace(/^\$/, ''), unit: 'proof' },
+  };
+}
+
+const TOOL_DESCRIPTION =
+  'MCP tool `notarize` of the Streamable HTTP endpoint /mcp: a timestamped proof that a SHA-256 hash ' +
+  'existed (signed, logged, RFC 3161 token), at the price of the HTTP route. Unpaid, the tool answers ' +
+  'these terms; pay one and call again with the payment in params._meta["x402/payment"].';
+
+/**
+ * The paid MCP tool as the x402 resource server declares it: the terms of the HTTP route (one proof at
+ * the same price) and the Bazaar discovery extension of an MCP tool (input type `mcp`, the tool's name,
+ * its transport and input schema).
+ */
+export function paidToolRoute(x402: X402Config, maxTimeoutSeconds: number, inputSchema: object): RouteConfig {
+  return {
+    accepts: exactTerms(x402, maxTimeoutSeconds, x402.price),
+    resource: PAID_TOOL_RESOURCE,
+    description: TOOL_DESCRIPTION,
+    mimeType: 'application/json',
+    serviceName: SERVICE_NAME,
+    tags: ['timestamp', 'notary', 'proof', 'sha256', 'mcp'],
+    extensions: declareDiscoveryExtension({
+      toolName: PAID_TOOL.tool,
+      description: TOOL_DESCRIPTION,
+      transport: 'streamable-http',
+      inputSchema: JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>,
+      example: EXAMPLE_BODY,
+      output: {
+        example: {
+          ok: true,
+          idempotentReplay: false,
+          proof: { id: 'proof_01JZ0000000000000000000000', contentHash: EXAMPLE_BODY.contentHash },
+          links: { proof: '/proof/proof_01JZ…', verify: '/api/verify/proofs/proof_01JZ…' },
+        },
+      },
+    }),
   };
 }

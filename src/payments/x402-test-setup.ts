@@ -5,7 +5,7 @@
  */
 import { after, before } from 'node:test';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { sampleHash, startServer, type TestServer } from '../../test/helper.ts';
+import { ADMIN_KEY, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
 import { startChain, startFacilitator, type Chain, type Facilitator } from '../../test/x402-chain.ts';
 import {
   postPaid as postPaidTo,
@@ -51,6 +51,7 @@ export function withX402Service(): void {
         X402_PAY_TO: payTo,
         X402_FACILITATOR_URL: facilitator.url,
         X402_FACILITATOR_TIMEOUT_MS: '1500',
+        SERVICE_ADMIN_KEY: ADMIN_KEY,
       },
     });
   });

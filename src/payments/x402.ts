@@ -1,59 +1,36 @@
 import type { FastifyRequest } from 'fastify';
-import {
-  encodePaymentResponseHeader,
-  HTTPFacilitatorClient,
-  x402HTTPResourceServer,
-  type HTTPRequestContext,
-} from '@x402/core/http';
+import { decodePaymentResponseHeader, HTTPFacilitatorClient, x402HTTPResourceServer } from '@x402/core/http';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { createCdpAuthHeaders } from '@coinbase/x402';
 import { ConfigError, type Config, type X402Config } from '../config.ts';
 import type { AppError } from '../errors.ts';
-import { PAID_BATCH_ROUTE, PAID_ROUTE, priceTimes, type PaidOperation } from './terms.ts';
-import { batchPaymentInfo, paidBatchRoute, paidRoute, paymentInfo } from './x402-route.ts';
+import {
+  PAID_BATCH_ROUTE,
+  PAID_ROUTE,
+  PAID_TOOL,
+  PAID_TOOL_RESOURCE,
+  PAYMENT_META,
+  priceTimes,
+  type PaidOperation,
+} from './terms.ts';
+import { batchPaymentInfo, paidBatchRoute, paidRoute, paidToolRoute, paymentInfo } from './x402-route.ts';
 import {
   clip,
   decodeChallenge,
   decodePayload,
   describe,
-  FACILITATOR_TEXT_MAX,
+  encodedPayload,
+  paymentAdapter,
   OutageAwareFacilitator,
   paymentRequiredError,
   requestAdapter,
-  settlementFailed,
-  failedSettlement,
   staticAdapter,
-  unavailable,
 } from './x402-http.ts';
-import {
-  readAuthorization,
-  validityProblem,
-  type Payment,
-  type PaymentAuthorization,
-  type Settlement,
-} from '../core/payment-authorization.ts';
-
-/** How long an EIP-3009 authorization of ours stays valid, and so how late settlement can land. */
-const MAX_TIMEOUT_SECONDS = 300;
-/** How far the payer's clock may be ahead of ours when it sets `validBefore`. */
-const CLOCK_SKEW_SECONDS = 30;
-
-/** What the facilitator verified, kept for the settlement of the same payment. */
-interface VerifiedTerms {
-  payload: PaymentPayload;
-  requirements: PaymentRequirements;
-  extensions: Record<string, unknown> | undefined;
-}
-
-/** What a paid request carries from the gate (headers) to the handler (after body validation). */
-interface PaymentAttempt {
-  payload: PaymentPayload;
-  /** The authorization the payload carries, as the header claims it (the facilitator verifies it). */
-  authorization: PaymentAuthorization;
-}
+import type { Payment } from '../core/payment-authorization.ts';
+import { MAX_TIMEOUT_SECONDS, PaidPath, type PaidBinding, type PaymentAttempt } from './x402-paid-path.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -92,7 +69,12 @@ export class PaymentGate {
     this.#resourceUrl = resourceUrl;
     this.#unpaid = unpaid;
     this.#units = units;
+    this.#toolUnpaid = unpaid;
+    this.#path = new PaidPath(http, config, () => unpaid.accepts[0]?.amount);
   }
+
+  /** The path every payment takes: held to our terms, verified, settled. */
+  readonly #path: PaidPath;
 
   /**
    * Builds the gate and asks the facilitator what it supports (`GET /supported`). A facilitator that is
@@ -137,6 +119,7 @@ export class PaymentGate {
         batchInputSchema,
         (context) => units.get(context.adapter) ?? 1,
       ),
+      [`${PAID_TOOL.method} ${PAID_TOOL.path}`]: paidToolRoute(x402, MAX_TIMEOUT_SECONDS, inputSchema),
     });
     try {
       await http.initialize();
@@ -149,7 +132,47 @@ export class PaymentGate {
     const challenge = await terms(http, config.publicBaseUrl, PAID_ROUTE);
     const gate = new PaymentGate(http, x402, resourceUrl, challenge, units);
     gate.#batchUnpaid = await gate.batchTerms(1);
+    gate.#toolUnpaid = await terms(http, undefined, PAID_TOOL, staticAdapter(PAID_TOOL_RESOURCE, PAID_TOOL));
     return gate;
+  }
+
+  /** The terms of the paid MCP tool (x402 over MCP): those of one proof, for `mcp://tool/notarize`. */
+  #toolUnpaid: PaymentRequired;
+
+  /** The MCP tool's terms, with the reason a payment was refused when there is one. */
+  toolTerms(error?: string): PaymentRequired {
+    return error === undefined ? this.#toolUnpaid : { ...this.#toolUnpaid, error };
+  }
+
+  /**
+   * The payment of an MCP tool call (`params._meta["x402/payment"]`, docs/payments.md "x402 over MCP"),
+   * held to the checks of the HTTP header and taken through the same paid path. None, or one that is
+   * refused before the facilitator is asked: 402 with the tool's terms.
+   */
+  toolPayment(value: unknown, nowMs: number): Payment {
+    const header = encodedPayload(value);
+    const payload = decodePayload(header);
+    const attempt = payload && this.#path.attempt(payload, nowMs, this.#toolBinding(header));
+    if (typeof attempt === 'object') return this.#path.payment(attempt);
+    const message =
+      attempt === undefined
+        ? `Payment required: ${this.#config.price} in USDC on ${this.#config.network} through x402 v2. ` +
+          `Pay one of "accepts" and call the tool again with the PaymentPayload in params._meta["${PAYMENT_META}"].`
+        : `Payment required: ${attempt}`;
+    throw paymentRequiredError(message, this.toolTerms(attempt));
+  }
+
+  /** A receipt (the PAYMENT-RESPONSE value) as the x402 MCP transport sends it: the SettleResponse. */
+  receiptOf(paymentResponse: string): Record<string, unknown> {
+    return { ...decodePaymentResponseHeader(paymentResponse) };
+  }
+
+  #toolBinding(paymentHeader: string): PaidBinding {
+    const adapter = paymentAdapter(PAID_TOOL_RESOURCE, PAID_TOOL, paymentHeader);
+    return {
+      context: () => ({ adapter, path: PAID_TOOL.path, method: PAID_TOOL.method }),
+      challenge: (_units, error) => Promise.resolve(this.toolTerms(error)),
+    };
   }
 
   /** The batch route's terms for one proof (its price is per new item), for the discovery documents. */
@@ -209,7 +232,7 @@ export class PaymentGate {
    * 402 with the challenge. Otherwise the decoded payment is kept on the request for the handler.
    */
   admit(request: FastifyRequest, nowMs: number): void {
-    const attempt = this.#attempt(request, nowMs);
+    const attempt = this.#requestAttempt(request, nowMs);
     if (typeof attempt !== 'object') throw this.#paymentRequired(attempt);
     request.payment = attempt;
   }
@@ -219,7 +242,7 @@ export class PaymentGate {
    * count of its new items).
    */
   async admitBatch(request: FastifyRequest, nowMs: number, unitsOf: () => number): Promise<void> {
-    const attempt = this.#attempt(request, nowMs);
+    const attempt = this.#requestAttempt(request, nowMs);
     if (typeof attempt === 'object') {
       request.payment = attempt;
       return;
@@ -234,31 +257,27 @@ export class PaymentGate {
     throw paymentRequiredError(message, await this.batchTerms(units, attempt));
   }
 
-  /** How many proofs a payload's amount pays for at our price: a whole positive number, or undefined. */
-  #unitsOf(payload: PaymentPayload): number | undefined {
-    const one = this.#unpaid.accepts[0]?.amount;
-    const amount = payload.accepted?.amount;
-    if (one === undefined || typeof amount !== 'string' || !/^\d{1,30}$/.test(amount)) return undefined;
-    const [each, total] = [BigInt(one), BigInt(amount)];
-    if (each <= 0n || total <= 0n || total % each !== 0n) return undefined;
-    const units = total / each;
-    return units <= 1000n ? Number(units) : undefined;
-  }
-
   /** The payment a request's header carries, or why it is refused (undefined: no payment at all). */
-  #attempt(request: FastifyRequest, nowMs: number): PaymentAttempt | string | undefined {
+  #requestAttempt(request: FastifyRequest, nowMs: number): PaymentAttempt | string | undefined {
     const header = request.headers['payment-signature'];
     const payload = typeof header === 'string' ? decodePayload(header) : undefined;
-    if (payload === undefined) return undefined;
-    const network = typeof payload.accepted?.network === 'string' ? payload.accepted.network : '';
-    if (network !== this.#config.network) return `invalid_network: pay on ${this.#config.network}`;
-    const authorization = readAuthorization(network, payload.payload);
-    if (authorization === undefined) {
-      return 'invalid_payload: not an exact EVM authorization (EIP-3009 or Permit2) with from, nonce and expiry';
-    }
-    const problem = validityProblem(authorization, nowMs, MAX_TIMEOUT_SECONDS, CLOCK_SKEW_SECONDS);
-    if (problem !== undefined) return `invalid_validity: ${problem}`;
-    return { payload, authorization };
+    return payload && this.#path.attempt(payload, nowMs, this.#requestBinding(request));
+  }
+
+  /** A paid HTTP request's binding: the notarize or the batch route. */
+  #requestBinding(request: FastifyRequest): PaidBinding {
+    const batch = isBatch(request);
+    const route = batch ? PAID_BATCH_ROUTE : PAID_ROUTE;
+    const url = batch ? this.#batchUrl : this.#resourceUrl;
+    return {
+      context: (units) => {
+        const adapter = requestAdapter(request, url, route);
+        this.#units.set(adapter, units);
+        return { adapter, path: route.path, method: request.method };
+      },
+      challenge: (units, error) =>
+        batch ? this.batchTerms(units, error) : Promise.resolve(this.#challenge(error)),
+    };
   }
 
   /**
@@ -266,91 +285,7 @@ export class PaymentGate {
    * then settle: the settlement hands back the PAYMENT-RESPONSE value, which nothing here keeps.
    */
   paymentOf(request: FastifyRequest): Payment | undefined {
-    const attempt = request.payment;
-    if (attempt === undefined) return undefined;
-    const signedFor = this.#unitsOf(attempt.payload);
-    return {
-      authorization: attempt.authorization,
-      ...(signedFor !== undefined ? { units: signedFor } : {}),
-      verify: async (units = 1) => {
-        const verified = await this.#verify(request, attempt, units);
-        return { settle: () => this.#settle(request, attempt, verified, units) };
-      },
-    };
-  }
-
-  /**
-   * Verifies the payment with the facilitator (nothing moves yet). Rejected → 402 with the reason;
-   * facilitator unreachable → 502 `payment_unavailable`. Returns what `settle` needs.
-   */
-  async #verify(request: FastifyRequest, attempt: PaymentAttempt, units: number): Promise<VerifiedTerms> {
-    const context = this.#context(request, units);
-    let verified;
-    try {
-      verified = await this.#http.processHTTPRequest(context);
-    } catch (error) {
-      throw unavailable('verify', error);
-    }
-    if (verified.type === 'payment-error') {
-      const challenge = decodeChallenge(verified.response.headers);
-      const reason = challenge?.error ?? 'payment_rejected';
-      throw paymentRequiredError(
-        `The payment was not accepted: ${clip(reason, FACILITATOR_TEXT_MAX)}`,
-        challenge,
-      );
-    }
-    if (verified.type !== 'payment-verified') throw new Error('the notarize route must require payment');
-    // The facilitator checked the signature over this payload, so its `from` is the payer.
-    const checked = readAuthorization(attempt.authorization.network, verified.paymentPayload.payload);
-    if (checked?.payloadDigest !== attempt.authorization.payloadDigest) {
-      throw this.#paymentRequired('invalid_payload: the verified payment is not the one sent');
-    }
-    return {
-      payload: verified.paymentPayload,
-      requirements: verified.paymentRequirements,
-      extensions: verified.declaredExtensions,
-    };
-  }
-
-  /**
-   * Settles a verified payment. Refused on chain → 402 with PAYMENT-RESPONSE `success: false`;
-   * facilitator unreachable → 502; settlement not confirmed in time → 502 with `settlement: "unknown"`
-   * (it may still land, so it is not reported as failed). Returns what the proof records and the
-   * PAYMENT-RESPONSE value to send with it.
-   */
-  async #settle(
-    request: FastifyRequest,
-    attempt: PaymentAttempt,
-    verified: VerifiedTerms,
-    units: number,
-  ): Promise<Settlement> {
-    let settled;
-    try {
-      settled = await this.#http.processSettlement(
-        verified.payload,
-        verified.requirements,
-        verified.extensions,
-        { request: this.#context(request, units) },
-      );
-    } catch (error) {
-      throw unavailable('settle', error, attempt.authorization);
-    }
-    if (!settled.success) {
-      const response = failedSettlement(settled);
-      const reason = `settlement_failed: ${response.errorReason}`;
-      const challenge = isBatch(request) ? await this.batchTerms(units, reason) : this.#challenge(reason);
-      throw settlementFailed(response, challenge);
-    }
-    return {
-      record: {
-        network: settled.network,
-        payer: settled.payer ?? attempt.authorization.payer,
-        transaction: settled.transaction,
-        amount: settled.amount ?? verified.requirements.amount,
-      },
-      // The resource server always encodes it; the payment has moved, so nothing may fail here.
-      response: settled.headers['PAYMENT-RESPONSE'] ?? encodePaymentResponseHeader(settled),
-    };
+    return request.payment && this.#path.payment(request.payment);
   }
 
   #paymentRequired(error: string | undefined): AppError {
@@ -366,14 +301,6 @@ export class PaymentGate {
   /** The route's challenge, with the reason a payment was refused when there is one. */
   #challenge(error?: string): PaymentRequired {
     return error === undefined ? this.#unpaid : { ...this.#unpaid, error };
-  }
-
-  /** The x402 context of a paid request; a batch's carries the count of proofs it pays for. */
-  #context(request: FastifyRequest, units: number): HTTPRequestContext {
-    const route = isBatch(request) ? PAID_BATCH_ROUTE : PAID_ROUTE;
-    const adapter = requestAdapter(request, isBatch(request) ? this.#batchUrl : this.#resourceUrl, route);
-    this.#units.set(adapter, units);
-    return { adapter, path: route.path, method: request.method };
   }
 }
 

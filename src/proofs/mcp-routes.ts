@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -9,18 +11,21 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
+import { MCP_PATH } from '../core/api-paths.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { callRemoteTool, remoteTools } from './mcp-tools.ts';
+import type { ToolCaller } from './mcp-results.ts';
 import type { Principal } from './proofs-service.ts';
 
-/** The MCP endpoint's path (Streamable HTTP transport). */
-export const MCP_PATH = '/mcp';
 /** Open sessions at most: a new one past this is refused (503) until idle ones expire. */
 const MAX_SESSIONS = 1000;
 /** A session unused this long is closed; its client starts a new one (the protocol's 404 tells it). */
 const SESSION_IDLE_MS = 10 * 60_000;
+
+/** The key of the caller in the auth info a request hands its tool calls. */
+const CALLER = 'hashproof.caller';
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -43,8 +48,6 @@ const principalOf = (request: FastifyRequest): Principal =>
 export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const sessions = new Map<string, Session>();
   const tools = remoteTools(ctx);
-  /** Who the latest request of each session is for (its API key), read by its tool calls. */
-  const callers = new Map<string, Principal>();
 
   const newServer = () => {
     const server = new Server(
@@ -60,8 +63,14 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       if (!tools.some((tool) => tool.name === request.params.name))
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-      const principal = (extra.sessionId && callers.get(extra.sessionId)) || { kind: 'public' as const };
-      return callRemoteTool(ctx, request.params.name, request.params.arguments ?? {}, principal);
+      // Who the call is for is the HTTP request's that carried it (its API key), handed over as the
+      // transport's auth info.
+      const caller = extra.authInfo?.extra?.[CALLER] as Omit<ToolCaller, 'meta'> | undefined;
+      return callRemoteTool(ctx, request.params.name, request.params.arguments ?? {}, {
+        principal: caller?.principal ?? { kind: 'public' },
+        log: caller?.log ?? app.log,
+        meta: request.params._meta,
+      });
     });
     return server;
   };
@@ -70,7 +79,6 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     for (const [id, session] of sessions) {
       if (nowMs - session.lastUsedMs > SESSION_IDLE_MS) {
         sessions.delete(id);
-        callers.delete(id);
         void session.transport.close();
       }
     }
@@ -98,7 +106,6 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         },
         onsessionclosed: (sessionId) => {
           sessions.delete(sessionId);
-          callers.delete(sessionId);
         },
       });
       const server = newServer();
@@ -118,8 +125,13 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       throw new AppError('not_found', 'No such MCP session (it ended or expired); initialize a new one', {});
     }
     session.lastUsedMs = nowMs;
-    const sessionId = session.transport.sessionId;
-    if (sessionId !== undefined) callers.set(sessionId, principalOf(request));
+    const caller: Omit<ToolCaller, 'meta'> = { principal: principalOf(request), log: request.log };
+    (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = {
+      token: '',
+      clientId: caller.principal.kind === 'account' ? caller.principal.accountId : 'public',
+      scopes: request.apiKey?.scopes ?? [],
+      extra: { [CALLER]: caller },
+    };
     // The transport writes the answer itself: the headers every answer carries (request id, security
     // headers, rate limit) go with it.
     for (const [name, value] of Object.entries(reply.getHeaders()))

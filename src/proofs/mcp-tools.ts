@@ -5,7 +5,10 @@ import { AppError, isAppError } from '../errors.ts';
 import { bodyValidators, describeValidationErrors, invalidRequest } from '../http/validation.ts';
 import { readItems } from './batch-items.ts';
 import { NotarizeBody, ProofIdParams, RecentQuery, SearchQuery } from './proof-schemas.ts';
-import { proofNotFound, type Principal } from './proofs-service.ts';
+import { proofNotFound } from './proofs-service.ts';
+import { paidNotarize, paymentRequired } from './mcp-payments.ts';
+import { answer, linksOf, notarized, toolError, type ToolCaller } from './mcp-results.ts';
+import { serverFault } from '../http/error-handler.ts';
 import { searchFilterOf } from './proofs-routes.ts';
 
 /** The tools of the service's MCP endpoint (docs/agents.md, "Remote: /mcp"). */
@@ -83,47 +86,27 @@ function checked<T>(schema: object, args: unknown): T {
   return args as T;
 }
 
-/** A tool's answer: its JSON as text and as structured content. */
-function answer(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
-}
-
-/** A refused call: a tool error carrying the API's error envelope. */
-export function toolError(error: AppError): CallToolResult {
-  const envelope = error.toEnvelope();
-  return {
-    isError: true,
-    content: [{ type: 'text', text: JSON.stringify(envelope) }],
-    structuredContent: envelope as unknown as Record<string, unknown>,
-  };
-}
-
 /**
- * Calls a tool for `principal` (the account of the connection's API key, or the public in demo mode).
- * In x402 mode a new proof without an API key is refused with `payment_required`: paying over MCP is
- * not offered yet, and no proof is ever made unpaid.
+ * Calls a tool for a caller. In x402 mode a new proof is paid with x402 over MCP (`paidNotarize`),
+ * unless the connection's API key bills an account; no proof is ever made unpaid.
  */
 export async function callRemoteTool(
   ctx: AppContext,
   name: string,
   args: unknown,
-  principal: Principal,
+  caller: ToolCaller,
 ): Promise<CallToolResult> {
+  const { principal } = caller;
   try {
     switch (name as RemoteToolName) {
       case 'notarize': {
         const [read] = readItems([args]);
         if (read === undefined || !read.ok) throw read?.error ?? invalidRequest([]);
-        if (ctx.payments !== undefined && principal.kind !== 'account') {
-          throw new AppError(
-            'payment_required',
-            `A new proof costs ${ctx.payments.price} on this service: send an API key with the scope proofs:write in the X-Service-Key header of the MCP connection, or use POST /api/proof/notarize with x402`,
-            { resource: ctx.payments.resourceUrl },
-          );
-        }
         ctx.proofs.assertAccepting();
+        if (ctx.payments !== undefined && principal.kind !== 'account')
+          return await paidNotarize(ctx, ctx.payments, read.item.body, caller);
         const { proof, isReplay } = await ctx.proofs.notarize(read.item.body, principal);
-        return answer({ ok: true, idempotentReplay: isReplay, proof, links: linksOf(ctx, proof.id) });
+        return answer(notarized(ctx, proof, isReplay));
       }
       case 'get_proof': {
         const { id } = checked<{ id: string }>(ProofIdParams, args);
@@ -163,14 +146,14 @@ export async function callRemoteTool(
         throw new AppError('not_found', `No tool named ${JSON.stringify(name)}`, { tool: name });
     }
   } catch (error) {
-    if (isAppError(error)) return toolError(error);
-    throw error;
+    if (!isAppError(error)) {
+      // The caller learns what the API would tell it; the cause goes to the log only.
+      const fault = serverFault(error);
+      caller.log.error({ err: error, code: fault.code, tool: name }, 'MCP tool call failed');
+      return toolError(fault);
+    }
+    return error.code === 'payment_required' && ctx.payments !== undefined
+      ? paymentRequired(ctx.payments, error)
+      : toolError(error);
   }
-}
-
-function linksOf(ctx: AppContext, id: string): Record<string, string> {
-  return {
-    proof: `${ctx.config.publicBaseUrl}/proof/${id}`,
-    verify: `${ctx.config.publicBaseUrl}/api/verify/proofs/${id}`,
-  };
 }
