@@ -9,14 +9,13 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
+import { MCP_PATH } from '../core/mcp-names.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { callRemoteTool, remoteTools } from './mcp-tools.ts';
 import type { Principal } from './proofs-service.ts';
 
-/** The MCP endpoint's path (Streamable HTTP transport). */
-export const MCP_PATH = '/mcp';
 /** Open sessions at most: a new one past this is refused (503) until idle ones expire. */
 const MAX_SESSIONS = 1000;
 /** A session unused this long is closed; its client starts a new one (the protocol's 404 tells it). */
