@@ -167,6 +167,7 @@ hashproof verify FILE --keys hashproof-keys.json</code></pre>
     description:
       'How a program or an AI agent creates, verifies and finds timestamped proofs with hashproof.',
     body,
+    hasScript: true,
   });
 }
 
