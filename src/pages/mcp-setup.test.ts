@@ -123,6 +123,9 @@ describe('README.md and docs/agents.md', () => {
   test('the README shows the configuration the documents advertise, both entries', () => {
     const shown = configurations('README.md');
     assert.deepEqual(shown, [setup.remote.configuration, setup.local.configuration]);
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const name of [...setup.remote.tools, ...setup.local.tools])
+      assert.ok(readme.includes(`\`${name}\``), name);
   });
 
   test('docs/agents.md shows the same stdio and http entries', () => {
