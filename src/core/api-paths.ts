@@ -3,6 +3,3 @@ export const NOTARIZE_PATH = '/api/proof/notarize';
 
 /** The path of the operation that creates up to 1,000 proofs in one request (docs/api.md, "Batches"). */
 export const BATCH_PATH = '/api/proof/batch';
-
-/** The service's Model Context Protocol endpoint (Streamable HTTP; docs/agents.md). */
-export const MCP_PATH = '/mcp';

@@ -16,6 +16,7 @@ import {
   signedFields,
   type Facts,
 } from './facts.ts';
+import { mcpSetup } from './mcp-setup.ts';
 
 /** Builders of the agents' documents: /api/capabilities, /api/quickstart, /api/actions (docs/pages.md). */
 
@@ -103,6 +104,7 @@ export function buildCapabilities(facts: Facts, openapi: unknown): Static<typeof
     authentication: authenticationOf(openapi),
     operations: operationsOf(openapi, terms),
     documents: documentLinks(facts),
+    mcp: mcpSetup(facts),
   };
 }
 
@@ -197,6 +199,7 @@ export function buildQuickstart(facts: Facts): Static<typeof Quickstart> {
       },
     ],
     links: documentLinks(facts),
+    mcp: mcpSetup(facts),
   };
 }
 

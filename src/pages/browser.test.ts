@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS, openTab as openBrowserTab, withBrowserBench } from '../../test/browser.ts';
-import { startServer, type TestServer } from '../../test/helper.ts';
+import { api, startServer, type TestServer } from '../../test/helper.ts';
 import { createProof, x402Env, XSS_LABEL } from '../../test/pages.ts';
 
 /** The pages in a real browser (test/browser.ts). */
@@ -177,6 +177,36 @@ describe('in a real browser', () => {
     assert.equal(await page.locator('h1').textContent(), 'There is no proof with this id');
     await page.close();
   });
+
+  test(
+    '/agents shows both MCP configurations as /api/quickstart gives them, ready to copy',
+    TIMEOUT,
+    async () => {
+      const { mcp } = (await api(bench.server.baseUrl, '/api/quickstart')).body;
+      assert.equal(mcp.remote.url, `${bench.server.baseUrl}/mcp`);
+      const { page, errors } = await openTab();
+      await page.goto(`${bench.server.baseUrl}/agents`);
+      assert.equal(await page.getByRole('heading', { name: 'AI agents (MCP)' }).isVisible(), true);
+      for (const [id, configuration] of [
+        ['mcp-remote-config', mcp.remote.configuration],
+        ['mcp-local-config', mcp.local.configuration],
+      ] as const) {
+        const block = page.locator(`#${id}`);
+        await block.scrollIntoViewIfNeeded();
+        assert.equal(await block.isVisible(), true, id);
+        // What a reader selects and copies is the configuration file itself.
+        assert.deepEqual(JSON.parse((await block.textContent()) ?? ''), configuration, id);
+        assert.equal(await page.locator(`button[data-copy="${id}"]`).isVisible(), true, `${id}: copy button`);
+      }
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.ok(
+        await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'),
+        'no horizontal scrolling on a phone: the blocks scroll inside themselves',
+      );
+      assert.deepEqual(errors, []);
+      await page.close();
+    },
+  );
 
   test('keyboard users can skip to the content and reach the demo controls', TIMEOUT, async () => {
     const { page } = await openTab();

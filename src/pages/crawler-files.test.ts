@@ -49,6 +49,21 @@ describe('crawler and agent files', () => {
       assert.ok(res.text.includes(`](${BASE}${path})`), path);
     }
     assert.match(res.text, /free \(this instance runs in demo mode/);
+    // Before the first H2: the mcpServers configuration of both MCP servers, as /api/quickstart gives it.
+    const { mcp } = (await api(server.baseUrl, '/api/quickstart')).body;
+    const blocks = [
+      ...lines
+        .slice(0, firstH2)
+        .join('\n')
+        .matchAll(/```json\n([\s\S]*?)\n```/g),
+    ];
+    assert.deepEqual(
+      blocks.map((match) => JSON.parse(match[1] ?? '')),
+      [mcp.remote.configuration, mcp.local.configuration],
+    );
+    assert.equal(mcp.remote.configuration.mcpServers.hashproof.url, `${BASE}/mcp`);
+    for (const name of [...mcp.remote.tools, ...mcp.local.tools])
+      assert.ok(res.text.includes(`\`${name}\``), name);
   });
 
   test('/robots.txt allows the site, keeps crawlers off the admin API and names the sitemap', async () => {

@@ -6,12 +6,31 @@ import type { ProofHeadline } from '../stats/stats-service.ts';
 import { documentLinks, gatherFacts, SERVICE_NAME, SERVICE_SUMMARY, type Facts } from './facts.ts';
 import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { escapeHtml } from './html.ts';
+import { configurationText, mcpSetup } from './mcp-setup.ts';
 import { priceSentence, SITE_PAGES } from './offering.ts';
 
 /** How many proof pages the sitemap lists, newest first (one file holds at most 50,000 URLs). */
 const SITEMAP_PROOF_COUNT = 1000;
 /** security.txt expires this long after it is served (RFC 9116 §2.5.5: less than a year). */
 const SECURITY_TXT_LIFETIME_DAYS = 180;
+
+/** The `mcpServers` configuration of both MCP servers, as `mcp` of /api/quickstart gives it. */
+function mcpLines(facts: Facts): string[] {
+  const { remote, local } = mcpSetup(facts);
+  const names = (tools: string[]) => tools.map((name) => `\`${name}\``).join(', ');
+  const block = (configuration: object) => ['```json', configurationText(configuration), '```'];
+  return [
+    `AI agents (MCP): this service is a Model Context Protocol server at ${remote.url} (Streamable HTTP; tools ${names(remote.tools)}). An agent host's configuration, as it is (add \`"headers": { "${remote.apiKeyHeader}": "…" }\` with an API key to bill new proofs to an account):`,
+    '',
+    ...block(remote.configuration),
+    '',
+    `On the user's machine, \`${local.command}\` (tools ${names(local.tools)}) hashes files there and writes and checks proof files beside them. In a checkout of hashproof, with ${Object.keys(local.placeholders).join(', ')} replaced by its absolute path:`,
+    '',
+    ...block(local.configuration),
+    '',
+    `The same as JSON: \`mcp\` in ${documentLinks(facts).quickstart ?? ''} and ${documentLinks(facts).capabilities ?? ''}.`,
+  ];
+}
 
 /** /llms.txt in the llmstxt.org format: H1, blockquote, plain paragraphs, then H2 sections of links. */
 function renderLlmsTxt(facts: Facts): string {
@@ -34,6 +53,8 @@ function renderLlmsTxt(facts: Facts): string {
           `- At most ${limits.rateLimit.max} requests per ${limits.rateLimit.windowSeconds} s per client; a 429 carries Retry-After.`,
         ]
       : []),
+    '',
+    ...mcpLines(facts),
     '',
     '## API',
     '',

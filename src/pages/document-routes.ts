@@ -30,7 +30,8 @@ export async function documentRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/capabilities',
     doc(
       'Machine-readable capabilities',
-      'What the service does, its payment terms, limits, credential schemes and every JSON operation.',
+      'What the service does, its payment terms, limits, credential schemes, every JSON operation, and ' +
+        'the `mcpServers` configuration of its MCP servers (`mcp`).',
       Capabilities,
     ),
     async () => buildCapabilities(facts(), app.swagger()),
@@ -40,7 +41,8 @@ export async function documentRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/quickstart',
     doc(
       'Compact agent quickstart',
-      'Five steps from hashing to citing a proof, with ready commands.',
+      'Six steps from hashing to citing a proof, with ready commands, and the `mcpServers` configuration ' +
+        'an agent host needs (`mcp`).',
       Quickstart,
     ),
     async () => buildQuickstart(facts()),

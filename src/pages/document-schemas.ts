@@ -63,6 +63,62 @@ const Operation = Type.Object({
   paid: Type.Boolean(),
 });
 
+const RemoteServer = Type.Object({
+  type: Type.Literal('http', { description: 'Streamable HTTP.' }),
+  url: Url,
+});
+const LocalServer = Type.Object({
+  command: Type.String({ description: 'The Node 24 that a checkout of hashproof brings.' }),
+  args: Type.Array(Type.String(), { description: 'The `hashproof` command and its subcommand `mcp`.' }),
+  env: Type.Record(Type.String(), Type.String(), { description: 'HASHPROOF_URL: this service.' }),
+});
+const ToolNames = Type.Array(Type.String(), { description: 'The names `tools/list` answers, in its order.' });
+
+export const McpSetup = Type.Object(
+  {
+    remote: Type.Object(
+      {
+        transport: Type.Literal('streamable-http'),
+        url: Type.String({
+          format: 'uri',
+          description: 'The Model Context Protocol endpoint of this service.',
+        }),
+        tools: ToolNames,
+        apiKeyHeader: Type.String({
+          description:
+            "Add `headers` with this header and an account's API key to the entry to bill new proofs to the account.",
+        }),
+        configuration: Type.Object(
+          { mcpServers: Type.Object({ hashproof: RemoteServer }) },
+          { description: "An agent host's configuration file: paste it as it is." },
+        ),
+      },
+      { description: 'For an agent anywhere: the service itself, nothing to install.' },
+    ),
+    local: Type.Object(
+      {
+        transport: Type.Literal('stdio'),
+        command: Type.String({ description: 'The command the entry runs: `hashproof mcp`.' }),
+        tools: ToolNames,
+        placeholders: Type.Record(Type.String(), Type.String(), {
+          description: 'Text of the entry to replace before use, and with what.',
+        }),
+        configuration: Type.Object(
+          { mcpServers: Type.Object({ hashproof: LocalServer }) },
+          { description: "An agent host's configuration file, once its placeholders are replaced." },
+        ),
+      },
+      {
+        description:
+          "For an agent on the user's machine: files are hashed there and proof files written beside them.",
+      },
+    ),
+    page: Type.String({ format: 'uri', description: 'The same, for people: the page /agents.' }),
+  },
+  { description: 'The Model Context Protocol servers of hashproof and their `mcpServers` configuration.' },
+);
+export type McpSetup = Static<typeof McpSetup>;
+
 export const Capabilities = Type.Object({
   ok: Type.Boolean(),
   service: Type.String(),
@@ -92,6 +148,7 @@ export const Capabilities = Type.Object({
   }),
   operations: Type.Array(Operation, { description: 'Every JSON operation in /openapi.json.' }),
   documents: Type.Record(Type.String(), Url),
+  mcp: McpSetup,
 });
 
 const Step = Type.Object({
@@ -113,6 +170,7 @@ export const Quickstart = Type.Object({
   payment: PaymentTerms,
   steps: Type.Array(Step),
   links: Type.Record(Type.String(), Url),
+  mcp: McpSetup,
 });
 export type Quickstart = Static<typeof Quickstart>;
 

@@ -66,6 +66,14 @@ describe('JSON documents in demo mode', () => {
       ['X-Service-Admin-Key', 'X-Service-Key'],
     );
     assert.equal(body.documents.openapi, `${BASE}/openapi.json`);
+    // The MCP servers' configuration, on PUBLIC_BASE_URL (mcp-setup.test.ts uses it).
+    assert.deepEqual(body.mcp.remote.configuration, {
+      mcpServers: { hashproof: { type: 'http', url: `${BASE}/mcp` } },
+    });
+    const local = body.mcp.local.configuration.mcpServers.hashproof;
+    assert.deepEqual(local.args.slice(1), ['mcp'], 'the entry runs `hashproof mcp`');
+    assert.match(local.args[0], /\/src\/cli\/main\.ts$/);
+    assert.deepEqual(local.env, { HASHPROOF_URL: BASE });
   });
 
   test('/api/quickstart gives working steps with absolute URLs and a real example hash', async () => {
@@ -88,6 +96,13 @@ describe('JSON documents in demo mode', () => {
     assert.equal(batch.status, 200, batch.text);
     assert.equal(batch.body.items[0].proof.id, made.body.proof.id);
     assert.equal(batch.body.items[0].idempotentReplay, true);
+    // The same MCP configuration as /api/capabilities, described in the OpenAPI document.
+    assert.deepEqual(body.mcp, (await api(server.baseUrl, '/api/capabilities')).body.mcp);
+    assert.equal(body.mcp.remote.url, `${BASE}/mcp`);
+    const openapi = (await api(server.baseUrl, '/openapi.json')).body;
+    const schema = openapi.paths['/api/quickstart'].get.responses['200'].content['application/json'].schema;
+    assert.match(schema.properties.mcp.description, /mcpServers/);
+    assert.deepEqual(Object.keys(schema.properties.mcp.properties), ['remote', 'local', 'page']);
   });
 
   test('/api/actions holds templates whose examples satisfy their own input schemas', async () => {

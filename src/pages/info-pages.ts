@@ -4,6 +4,7 @@ import { KEYS_MANIFEST_PATH } from '../keys/keyring.ts';
 import { documentLinks, type Facts } from './facts.ts';
 import { formatCount, html, section, jsonBlock, prose, type SafeHtml } from './html.ts';
 import { renderPage } from './layout.ts';
+import { configurationText, mcpSetup } from './mcp-setup.ts';
 import { priceSentence } from './offering.ts';
 
 const DOCUMENT_NOTES: Record<string, string> = {
@@ -54,6 +55,45 @@ function paymentTermsList(facts: Facts): SafeHtml {
   </dl>`;
 }
 
+/** A configuration file in a code block, with a copy button (shown when the script runs). */
+function configurationBlock(id: string, configuration: object): SafeHtml {
+  return html`<pre class="code"><code id="${id}">${configurationText(configuration)}</code></pre>
+    <p>
+      <button type="button" class="copy" data-copy="${id}" aria-describedby="${id}-label" hidden>Copy</button>
+    </p>`;
+}
+
+/** The `mcpServers` configuration of both MCP servers, as `mcp` of /api/quickstart gives it. */
+function mcpSection(facts: Facts): SafeHtml {
+  const { remote, local } = mcpSetup(facts);
+  const names = (tools: string[]) => tools.map((name, i) => html`${i > 0 ? ', ' : ''}<code>${name}</code>`);
+  return section(
+    'mcp',
+    'AI agents (MCP)',
+    html`<p id="mcp-remote-config-label">
+        An agent host (Claude Desktop, Claude Code, Cursor, VS Code …) reaches this service at
+        <code>${remote.url}</code> (Model Context Protocol, Streamable HTTP; tools ${names(remote.tools)}),
+        with nothing installed. Paste this into its configuration:
+      </p>
+      ${configurationBlock('mcp-remote-config', remote.configuration)}
+      <p>
+        To bill new proofs to an account, add <code>"headers": { "${remote.apiKeyHeader}": "…" }</code> with
+        one of its API keys to the entry.
+      </p>
+      <p id="mcp-local-config-label">
+        On the user's machine, <code>${local.command}</code> (tools ${names(local.tools)}) hashes files there,
+        so only their hash leaves it, and writes and checks proof files beside them. In a checkout of
+        hashproof, with ${Object.keys(local.placeholders).map((text) => html`<code>${text}</code>`)} replaced
+        by its absolute path:
+      </p>
+      ${configurationBlock('mcp-local-config', local.configuration)}
+      <p>
+        The same as JSON: <code>mcp</code> in <a href="/api/quickstart">/api/quickstart</a> and
+        <a href="/api/capabilities">/api/capabilities</a>.
+      </p>`,
+  );
+}
+
 /** `/agents`: how a program uses the service on its own, from the same data as /api/quickstart. */
 export function renderAgents(facts: Facts): string {
   const quickstart = buildQuickstart(facts);
@@ -64,6 +104,7 @@ export function renderAgents(facts: Facts): string {
       <a href="/llms.txt">/llms.txt</a> and create, verify and find proofs without a human. Creating a proof
       is ${priceSentence(facts.terms)}.
     </p>
+    ${mcpSection(facts)}
     ${section(
       'docs',
       'Documents',
@@ -126,6 +167,7 @@ hashproof verify FILE --keys hashproof-keys.json</code></pre>
     description:
       'How a program or an AI agent creates, verifies and finds timestamped proofs with hashproof.',
     body,
+    hasScript: true,
   });
 }
 

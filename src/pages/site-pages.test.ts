@@ -117,6 +117,16 @@ describe('public pages in demo mode', () => {
     const agents = await getPage(server, '/agents');
     assert.ok(agents.includes(`href="${BASE}/llms.txt"`));
     assert.ok(agents.includes(`curl -s ${BASE}/api/proof/notarize`));
+    // Both MCP configurations, as /api/quickstart gives them, in blocks a reader copies as they are.
+    const { mcp } = (await api(server.baseUrl, '/api/quickstart')).body;
+    const block = (id: string) => {
+      const text = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(agents)?.[1] ?? '';
+      return JSON.parse(text.replaceAll('&quot;', '"').replaceAll('&amp;', '&'));
+    };
+    assert.deepEqual(block('mcp-remote-config'), mcp.remote.configuration);
+    assert.deepEqual(block('mcp-local-config'), mcp.local.configuration);
+    assert.ok(agents.includes(`<code>${BASE}/mcp</code>`));
+    assert.ok(agents.includes('<section aria-labelledby="mcp-title">'));
     const actions = await getPage(server, '/actions');
     for (const name of ['create_proof', 'verify_proof', 'get_proof', 'search_proofs', 'list_recent_proofs']) {
       assert.ok(actions.includes(`<code>${name}</code>`), name);

@@ -1,4 +1,5 @@
-import { BATCH_PATH, MCP_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
+import { BATCH_PATH, NOTARIZE_PATH } from '../core/api-paths.ts';
+import { MCP_PATH } from '../core/mcp-names.ts';
 
 /** The paid operation and protocol version (docs/payments.md), without loading the payment packages. */
 export const PAID_ROUTE = { method: 'POST', path: NOTARIZE_PATH } as const;

@@ -11,7 +11,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
-import { MCP_PATH } from '../core/api-paths.ts';
+import { MCP_PATH } from '../core/mcp-names.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
 import { SERVICE_VERSION } from '../version.ts';

@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
+import type { RemoteMcpTool } from '../core/mcp-names.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { bodyValidators, describeValidationErrors, invalidRequest } from '../http/validation.ts';
 import { readItems } from './batch-items.ts';
@@ -12,7 +13,7 @@ import { serverFault } from '../http/error-handler.ts';
 import { searchFilterOf } from './proofs-routes.ts';
 
 /** The tools of the service's MCP endpoint (docs/agents.md, "Remote: /mcp"). */
-export type RemoteToolName = 'notarize' | 'get_proof' | 'verify_proof' | 'search_proofs' | 'recent_proofs';
+export type RemoteToolName = RemoteMcpTool;
 
 /** A plain JSON copy of a TypeBox schema: the API's schema is the tool's input schema. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Tool['inputSchema'];

@@ -1,4 +1,5 @@
 import type { TObject } from 'typebox';
+import type { LocalMcpTool } from '../../core/mcp-names.ts';
 
 /**
  * The tools of `hashproof mcp` as an agent host lists them: each name, a description written for a
@@ -33,7 +34,8 @@ export interface ToolDefinition {
   annotations: { readOnlyHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 }
 
-export type ToolName = 'stamp_file' | 'stamp_hash' | 'verify_file' | 'get_proof' | 'search_proofs';
+/** The names, shared with the documents that advertise this server (core/mcp-names.ts). */
+export type ToolName = LocalMcpTool;
 
 /** A TypeBox schema as plain JSON Schema: its TypeBox-only markers (symbol keys) left out. */
 function jsonSchemaOf(schema: unknown): Record<string, unknown> {
