@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { PAID_BATCH_ROUTE, PAID_ROUTE, X402_VERSION } from './terms.ts';
+import { PAID_BATCH_ROUTE, PAID_ROUTE, PAID_TOOL, PAID_TOOL_RESOURCE, X402_VERSION } from './terms.ts';
 
 /**
  * How payment-protocol directories find the paid operation (docs/payments.md, "Discovery"): the
@@ -28,9 +28,19 @@ const Requirements = Type.Object(
 
 const DiscoveryResource = Type.Object(
   {
-    resource: Type.String({ format: 'uri' }),
-    type: Type.Literal('http'),
-    method: Type.String(),
+    resource: Type.String({
+      format: 'uri',
+      description: 'The URL of an HTTP operation, or `mcp://tool/<name>` for an MCP tool.',
+    }),
+    type: Type.Union([Type.Literal('http'), Type.Literal('mcp')]),
+    method: Type.Optional(Type.String({ description: 'The HTTP method (type `http`).' })),
+    toolName: Type.Optional(Type.String({ description: 'The MCP tool (type `mcp`).' })),
+    transport: Type.Optional(
+      Type.Literal('streamable-http', { description: 'How the MCP endpoint is reached (type `mcp`).' }),
+    ),
+    endpoint: Type.Optional(
+      Type.String({ format: 'uri', description: 'The MCP endpoint that serves the tool (type `mcp`).' }),
+    ),
     x402Version: Type.Integer(),
     accepts: Type.Array(Requirements),
     lastUpdated: Type.String({ format: 'date-time' }),
@@ -50,7 +60,9 @@ const WellKnown = Type.Object({
   version: Type.Literal(1, { description: 'Version of this document format (the x402scan discovery file).' }),
   x402Version: Type.Integer(),
   mode: Type.Union([Type.Literal('demo'), Type.Literal('x402')]),
-  resources: Type.Array(Type.String({ format: 'uri' }), { description: 'URLs of the paid resources.' }),
+  resources: Type.Array(Type.String({ format: 'uri' }), {
+    description: 'URLs of the paid HTTP resources (the MCP tool is among `items`).',
+  }),
   items: Type.Array(DiscoveryResource),
   instructions: Type.String(),
 });
@@ -97,6 +109,23 @@ function paidResources(ctx: AppContext, startedAt: string): Resource[] {
       tags: ['timestamp', 'notary', 'proof', 'sha256', 'batch'],
       extensions: gate.batchResource.extensions,
     },
+    {
+      resource: PAID_TOOL_RESOURCE,
+      type: 'mcp',
+      toolName: PAID_TOOL.tool,
+      transport: 'streamable-http',
+      endpoint: ctx.config.publicBaseUrl + PAID_TOOL.path,
+      x402Version: X402_VERSION,
+      accepts: gate.toolTerms().accepts,
+      lastUpdated: startedAt,
+      description:
+        `The MCP tool notarize of ${PAID_TOOL.path} (Streamable HTTP): one proof at the same price, paid ` +
+        'with x402 over MCP (the payment in params._meta["x402/payment"]).',
+      mimeType: 'application/json',
+      serviceName: 'hashproof',
+      tags: ['timestamp', 'notary', 'proof', 'sha256', 'mcp'],
+      extensions: gate.toolTerms().extensions ?? {},
+    },
   ];
 }
 
@@ -111,6 +140,8 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: AppContext): Pr
         'and repeat the call with PAYMENT-SIGNATURE. The proof comes back with PAYMENT-RESPONSE. ' +
         `Up to 1,000 proofs at once: POST ${PAID_BATCH_ROUTE.path} with {items: [those bodies]}; its ` +
         'challenge asks the price times the count of items not already answered. ' +
+        `Agents: the MCP tool notarize of ${PAID_TOOL.path} answers the same terms as a tool error and takes ` +
+        'the payment in params._meta["x402/payment"] (x402 over MCP). ' +
         'Accounts with an API key (X-Service-Key) create proofs without paying per call.'
       : 'This instance runs in demo mode: proof creation is free and needs no payment, so it lists no paid ' +
         `resource. POST ${PAID_ROUTE.path} with {contentHash, label, metadata?, idempotencyKey}.`;
@@ -131,7 +162,7 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: AppContext): Pr
         version: 1 as const,
         x402Version: X402_VERSION,
         mode,
-        resources: items.map((item) => item.resource),
+        resources: items.filter((item) => item.type === 'http').map((item) => item.resource),
         items,
         instructions,
       };

@@ -181,7 +181,7 @@ describe('x402 mode around the payment', () => {
     const discovery = await api(server.baseUrl, '/api/discovery');
     assert.equal(discovery.status, 200);
     assert.equal(discovery.body.x402Version, 2);
-    assert.deepEqual(discovery.body.pagination, { limit: 2, offset: 0, total: 2 });
+    assert.deepEqual(discovery.body.pagination, { limit: 3, offset: 0, total: 3 });
     const item = discovery.body.items[0];
     assert.equal(item.resource, server.baseUrl + NOTARIZE);
     assert.equal(item.type, 'http');
@@ -193,6 +193,16 @@ describe('x402 mode around the payment', () => {
     assert.equal(batch.accepts[0].amount, challenge.accepts[0]?.amount);
     assert.equal(batch.accepts[0].payTo, challenge.accepts[0]?.payTo);
     assert.ok(batch.extensions.bazaar, 'the batch route is described for directories');
+    // The MCP tool: the same terms, described as an MCP tool for directories.
+    const tool = discovery.body.items[2];
+    assert.equal(tool.resource, 'mcp://tool/notarize');
+    assert.equal(tool.type, 'mcp');
+    assert.equal(tool.toolName, 'notarize');
+    assert.equal(tool.endpoint, `${server.ctx.config.publicBaseUrl}/mcp`);
+    assert.deepEqual(tool.accepts, challenge.accepts);
+    assert.equal(tool.extensions.bazaar.info.input.type, 'mcp');
+    assert.equal(tool.extensions.bazaar.info.input.toolName, 'notarize');
+    assert.deepEqual(wellKnown.body.items[2], tool);
   });
 
   test('/openapi.json marks the operation as paid: x-payment-info, a 402 response, the x402 scheme', async () => {
