@@ -37,7 +37,11 @@ export function remoteTools(ctx: AppContext): Tool[] {
         'idempotencyKey and content returns the same proof. Keep proof.id: verify_proof and get_proof take it. ' +
         (price === undefined
           ? 'Free on this service (demo mode).'
-          : `Costs ${price} per new proof, paid with x402, or billed to the account of the X-Service-Key header of the connection.`),
+          : `Costs ${price} per new proof. Unpaid, it answers the x402 payment terms (PaymentRequired in ` +
+            'structuredContent); pay one of "accepts" and call again with the payment in ' +
+            '_meta["x402/payment"]: the receipt comes back in _meta["x402/payment-response"]. A retry with the ' +
+            'same idempotencyKey answers the same proof and pays nothing. An X-Service-Key header on the ' +
+            'connection bills its account instead.'),
       inputSchema: plain(NotarizeBody),
     },
     {
