@@ -27,7 +27,8 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/log/checkpoint',
     {
       schema: {
-        summary: 'The latest signed checkpoint of the log (C2SP tlog-checkpoint, a signed note)',
+        summary:
+          "The latest signed checkpoint of the log (C2SP tlog-checkpoint, a signed note), with the witnesses' cosignatures it has",
         tags: ['log'],
         response: {
           200: { description: 'The signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -36,9 +37,9 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       },
     },
     async (_request, reply) => {
-      const latest = await ctx.log.latest();
+      const latest = await ctx.log.served();
       if (latest === undefined) throw notFound('checkpoint yet: the log starts within a second');
-      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(latest.checkpoint);
+      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(latest);
     },
   );
 

@@ -52,6 +52,11 @@ interface LogServiceDeps extends LogParts {
   leaves: Pick<LeafSource, 'leaves' | 'backlog'>;
   /** Knows whether the log is consistent with the checkpoints it published (the sequencer's guard). */
   guard: Pick<LogGuard, 'problem'>;
+  /**
+   * Adds the witnesses' cosignature lines the log has of a checkpoint to its signed note
+   * (cosigned-checkpoints.ts); without it, checkpoints are served as signed.
+   */
+  cosignatures?: { cosigned(note: string): Promise<string> };
 }
 
 interface Inclusion {
@@ -162,6 +167,16 @@ export class LogService {
     return checkpoint;
   }
 
+  /** The newest checkpoint as served: its signed note with the witnesses' cosignatures the log has. */
+  async served(): Promise<string | undefined> {
+    const latest = await this.latest();
+    return latest === undefined ? undefined : this.#cosigned(latest.checkpoint);
+  }
+
+  #cosigned(note: string): Promise<string> {
+    return this.#deps.cosignatures?.cosigned(note) ?? Promise.resolve(note);
+  }
+
   async #treeSize(atLeast: number): Promise<number> {
     return (await this.latest(atLeast))?.treeSize ?? 0;
   }
@@ -201,12 +216,13 @@ export class LogService {
     const hashes = Array.from({ length: packed.length / HASH_BYTES }, (_, i) =>
       packed.subarray(HASH_BYTES * i, HASH_BYTES * (i + 1)),
     );
+    const note = size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size);
     return {
       leafIndex,
       treeSize: size,
       rootHash: Buffer.from(root),
       hashes,
-      checkpoint: size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size),
+      checkpoint: note === null ? null : await this.#cosigned(note),
     };
   }
 
