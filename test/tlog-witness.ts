@@ -21,7 +21,11 @@ export type WitnessMode =
   /** Holds every request open until `release()`. */
   | 'hold'
   /** 503 to everything. */
-  | 'down';
+  | 'down'
+  /** 302 to a link-local address. */
+  | 'redirect'
+  /** 200 with 1 MiB of signature lines. */
+  | 'huge';
 
 export interface TestWitness {
   url: string;
@@ -77,6 +81,10 @@ export async function startTestWitness(logVkey: string, name = 'witness.test/w')
     };
     if (req.method !== 'POST' || req.url !== '/add-checkpoint') return reply(404);
     if (witness.mode === 'down') return reply(503, 'down for maintenance\n');
+    if (witness.mode === 'redirect') {
+      seen.status = 302;
+      return void res.writeHead(302, { location: 'http://169.254.169.254/add-checkpoint' }).end();
+    }
     // old line, proof lines, an empty line, then the checkpoint.
     const blank = body.indexOf('\n\n');
     const head = blank < 0 ? [] : body.slice(0, blank).split('\n');
@@ -121,6 +129,7 @@ export async function startTestWitness(logVkey: string, name = 'witness.test/w')
     witness.state = { size: checkpoint.size, root: checkpoint.rootHash };
     const now = Math.floor(Date.now() / 1000);
     if (witness.mode === 'garbage') return reply(200, '<html>not a cosignature</html>');
+    if (witness.mode === 'huge') return reply(200, `${cosign(text, now, key)}\n`.repeat(8_000));
     if (witness.mode === 'bad-signature') {
       const other = text.replace(`\n${checkpoint.size}\n`, `\n${checkpoint.size + 1}\n`);
       return reply(200, `${cosign(other, now, key)}\n`);

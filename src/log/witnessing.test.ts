@@ -160,6 +160,22 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     assert.equal(after[1].lastError, null);
   });
 
+  test('a redirect is not followed; an answer over 64 KiB is not read', async () => {
+    const { server, witnesses } = await setUp(3);
+    const [honest, redirect, huge] = witnesses as [TestWitness, TestWitness, TestWitness];
+    redirect.mode = 'redirect';
+    huge.mode = 'huge';
+    await notarized(server, 51);
+    const note = await cosignedCheckpoint(server, 1, [honest]);
+    const status = await eventually(() => witnessStatus(server), {
+      what: 'two witnesses failing',
+      until: (list) => list.slice(1).every((w) => w.state === 'failing'),
+    });
+    assert.match(status[1].lastError, /redirected \(HTTP 302\), not followed/);
+    assert.match(status[2].lastError, /over 65536 bytes/);
+    for (const w of [redirect, huge]) assert.equal(lineOf(note, w), undefined);
+  });
+
   test('a slow witness delays no proof and no other witness', async () => {
     const { server, witnesses } = await setUp(2);
     const [fast, slow] = witnesses as [TestWitness, TestWitness];
