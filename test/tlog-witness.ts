@@ -35,6 +35,10 @@ export interface TestWitness {
   state: { size: number; root: Buffer } | undefined;
   /** Every request: the old size and checkpoint size it carried, and the status answered. */
   requests: { old: number; size: number; status: number }[];
+  /** The most requests it had open at once. */
+  maxOpen: number;
+  /** The Authorization header of each request (undefined when absent). */
+  authorizations: (string | undefined)[];
   /** Resolves when a request arrives while it holds requests open. */
   held(): Promise<void>;
   /** Ends the held requests (503) and stops holding. */
@@ -55,6 +59,8 @@ export async function startTestWitness(logVkey: string, name = 'witness.test/w')
     mode: 'honest',
     state: undefined,
     requests: [],
+    authorizations: [],
+    maxOpen: 0,
     held: () => new Promise<void>((resolve) => (onHeld = resolve)),
     release() {
       witness.mode = 'honest';
@@ -75,6 +81,7 @@ export async function startTestWitness(logVkey: string, name = 'witness.test/w')
   function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
     const seen = { old: -1, size: -1, status: 0 };
     witness.requests.push(seen);
+    witness.authorizations.push(req.headers.authorization);
     const reply = (status: number, text = '', type?: string) => {
       seen.status = status;
       answer(res, status, text, type);
@@ -137,7 +144,11 @@ export async function startTestWitness(logVkey: string, name = 'witness.test/w')
     reply(200, `${cosign(text, now, key)}\n`);
   }
 
+  let open = 0;
   const server = createServer((req, res) => {
+    open++;
+    witness.maxOpen = Math.max(witness.maxOpen, open);
+    res.on('close', () => open--);
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {

@@ -68,6 +68,8 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     assert.equal(tlog.checkpoint, note);
     const inclusion = await api(server.baseUrl, `/api/proofs/${first.id}/inclusion?treeSize=${sizeOf(note)}`);
     assert.equal(inclusion.body.checkpoint, note);
+    const verified = await api(server.baseUrl, `/api/verify/proofs/${first.id}`);
+    assert.equal(verified.body.verified, true, 'the service still verifies the proof');
     // The first request had no size to start from (old 0, no proof); each later one proves consistency.
     assert.deepEqual(witnesses[0]!.requests[0], { old: 0, size: sizeOf(note), status: 200 });
 
@@ -189,10 +191,30 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     assert.equal(tlog.status, 200);
     const note = await cosignedCheckpoint(server, second.leafIndex + 1, [fast]);
     assert.equal(lineOf(note, slow), undefined);
-    assert.ok(slow.requests.filter((r) => r.status === -1).length === 1, 'one request open at a time');
+    assert.equal(slow.maxOpen, 1, 'one request open at a time');
     slow.release();
     await cosignedCheckpoint(server, second.leafIndex + 1, [fast, slow]);
     assert.ok(first.leafIndex < second.leafIndex);
+  });
+
+  test("credentials in a witness's URL are sent as Basic authentication and never shown", async () => {
+    const { dataDir, logVkey } = logKeyDir();
+    const witness = await startTestWitness(logVkey, 'witness.test/guarded');
+    stops.push(() => witness.close());
+    const guarded = { ...witness, url: witness.url.replace('http://', 'http://ops:s3cr3t-pw@') };
+    const server = await serviceWith(dataDir, [guarded]);
+    stops.push(async () => {
+      await server.close();
+      server.cleanup();
+    });
+    await notarized(server, 61);
+    await cosignedCheckpoint(server, 1, [witness]);
+    assert.equal(witness.authorizations[0], `Basic ${Buffer.from('ops:s3cr3t-pw').toString('base64')}`);
+    const status = await api(server.baseUrl, '/api/status');
+    assert.equal(status.body.components.witnesses[0].url, witness.url);
+    const metrics = await api(server.baseUrl, '/metrics', { headers: adminHeaders });
+    for (const text of [status.text, metrics.text, server.logs.join('\n')])
+      assert.doesNotMatch(text, /s3cr3t/);
   });
 
   test('a witness on a private address is refused unless WITNESS_ALLOW_PRIVATE_URLS', async () => {
