@@ -28,6 +28,11 @@ export class CosignedCheckpoints {
     this.#witnesses = witnesses;
   }
 
+  /** The largest tree size a configured witness cosigned; undefined when none did (or none is configured). */
+  newestSize(): Promise<number | undefined> {
+    return this.#store.newestSize(this.#witnesses.map((w) => w.vkey));
+  }
+
   /** The note with the cosignatures the log has of it; the note itself when none (or no witness). */
   async cosigned(note: string): Promise<string> {
     if (this.#witnesses.length === 0) return note;

@@ -44,6 +44,26 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
+    '/api/log/cosigned-checkpoint',
+    {
+      schema: {
+        summary:
+          "The largest checkpoint of the log that carries witnesses' cosignatures (C2SP tlog-cosignature lines after the log's signature)",
+        tags: ['log'],
+        response: {
+          200: { description: 'The signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
+          ...errorResponses(404, 429),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const note = await ctx.log.newestCosigned();
+      if (note === undefined) throw notFound('cosigned checkpoint: no witness has cosigned one yet');
+      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(note);
+    },
+  );
+
+  api.get(
     '/log/tile/*',
     {
       schema: {

@@ -56,7 +56,7 @@ interface LogServiceDeps extends LogParts {
    * Adds the witnesses' cosignature lines the log has of a checkpoint to its signed note
    * (cosigned-checkpoints.ts); without it, checkpoints are served as signed.
    */
-  cosignatures?: { cosigned(note: string): Promise<string> };
+  cosignatures?: { cosigned(note: string): Promise<string>; newestSize(): Promise<number | undefined> };
 }
 
 interface Inclusion {
@@ -171,6 +171,18 @@ export class LogService {
   async served(): Promise<string | undefined> {
     const latest = await this.latest();
     return latest === undefined ? undefined : this.#cosigned(latest.checkpoint);
+  }
+
+  /**
+   * The largest checkpoint that carries a witness's cosignature, as served; undefined when no witness
+   * has cosigned one (or none is configured).
+   */
+  async newestCosigned(): Promise<string | undefined> {
+    const size = await this.#deps.cosignatures?.newestSize();
+    const note = size === undefined ? null : await this.#deps.store.checkpointAt(size);
+    if (note === null) return undefined;
+    const cosigned = await this.#cosigned(note);
+    return cosigned === note ? undefined : cosigned;
   }
 
   #cosigned(note: string): Promise<string> {

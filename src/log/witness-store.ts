@@ -85,6 +85,17 @@ export class WitnessStore {
     }));
   }
 
+  /** The largest tree size that one of `witnesses` cosigned; undefined when none did. */
+  async newestSize(witnesses: readonly string[]): Promise<number | undefined> {
+    if (witnesses.length === 0) return undefined;
+    const row = await this.#db
+      .selectFrom('witness_cosignatures')
+      .select((eb) => eb.fn.max('tree_size').as('size'))
+      .where('witness', 'in', witnesses)
+      .executeTakeFirst();
+    return row?.size == null ? undefined : Number(row.size);
+  }
+
   /** Every witness's recorded health. */
   async health(): Promise<WitnessHealth[]> {
     const rows = await this.#db.selectFrom('witness_status').selectAll().execute();

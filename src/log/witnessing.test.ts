@@ -68,6 +68,10 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     assert.equal(tlog.checkpoint, note);
     const inclusion = await api(server.baseUrl, `/api/proofs/${first.id}/inclusion?treeSize=${sizeOf(note)}`);
     assert.equal(inclusion.body.checkpoint, note);
+    // The largest cosigned checkpoint, for clients that want one (the newest may not be cosigned yet).
+    const newest = await api(server.baseUrl, '/api/log/cosigned-checkpoint');
+    assert.equal(newest.status, 200);
+    assert.ok(sizeOf(newest.text) >= sizeOf(note) && lineOf(newest.text, witnesses[0]!) !== undefined);
     const verified = await api(server.baseUrl, `/api/verify/proofs/${first.id}`);
     assert.equal(verified.body.verified, true, 'the service still verifies the proof');
     // The first request had no size to start from (old 0, no proof); each later one proves consistency.
@@ -220,6 +224,9 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
   test('a witness on a private address is refused unless WITNESS_ALLOW_PRIVATE_URLS', async () => {
     const { server, witnesses } = await setUp(1, { WITNESS_ALLOW_PRIVATE_URLS: 'false' });
     await notarized(server, 41);
+    const none = await api(server.baseUrl, '/api/log/cosigned-checkpoint');
+    assert.equal(none.status, 404);
+    assert.equal(none.body.error.code, 'not_found');
     const [status] = await eventually(() => witnessStatus(server), {
       what: 'the witness refused',
       until: (list) => list[0].state === 'failing',
