@@ -20,7 +20,7 @@ describe('witnessing with several instances', { skip }, () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('each checkpoint is sent to the witness once; the other instance takes over', async () => {
+  test('each checkpoint is sent to the witness once; another instance takes over when the holder stops or dies', async () => {
     const witness = await startTestWitness(logVkey);
     after(() => witness.close());
     const env = {
@@ -71,6 +71,18 @@ describe('witnessing with several instances', { skip }, () => {
     await cosigned(26);
     assert.ok(witness.requests.length > sentBefore);
 
+    // A lease holder that dies without a word (SIGKILL): its lease runs out (30 s), then another takes it.
+    const third = await startInstance(env);
+    instances.push(third);
+    await second.stop('SIGKILL');
+    for (let i = 0; i < 3; i++) await notarize(third);
+    await eventually(() => witness.state?.size ?? 0, {
+      what: 'the third instance takes over once the lease ran out',
+      until: (s) => s >= 29,
+      timeoutMs: 90_000,
+      intervalMs: 250,
+    });
+
     const sizes = witness.requests.map((r) => r.size);
     assert.deepEqual(
       sizes.filter((size, i) => sizes.indexOf(size) !== i),
@@ -81,8 +93,8 @@ describe('witnessing with several instances', { skip }, () => {
       witness.requests.every((r) => r.status === 200),
       JSON.stringify(witness.requests),
     );
-    const status = (await api(second.baseUrl, '/api/status')).body.components.witnesses;
+    const status = (await api(third.baseUrl, '/api/status')).body.components.witnesses;
     assert.equal(status[0].state, 'ok');
-    assert.equal(status[0].cosignedSize, 26);
+    assert.equal(status[0].cosignedSize, 29);
   });
 });
