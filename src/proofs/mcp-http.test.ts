@@ -167,6 +167,19 @@ describe('the MCP endpoint /mcp', () => {
     assert.ok(served.headers.get('x-request-id'));
     assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
     await server.requestLogged(served);
+    // Params the method's schema refuses: the protocol's Invalid params (-32602), not an internal error.
+    const session = { 'mcp-session-id': served.headers.get('mcp-session-id') ?? '' };
+    for (const [method, params] of [
+      ['tools/call', undefined],
+      ['tools/call', { name: 5 }],
+      ['tools/call', { name: 'notarize', arguments: [1] }],
+      ['tools/list', { cursor: 5 }],
+    ] as const) {
+      const refused = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }), session);
+      assert.equal(refused.status, 200);
+      const answer = (await refused.json()) as { id: number; error: { code: number } };
+      assert.deepEqual([answer.id, answer.error.code], [7, -32602], JSON.stringify({ method, params }));
+    }
     const health = await api(server.baseUrl, '/health');
     assert.equal(health.status, 200);
   });

@@ -7,6 +7,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
@@ -26,6 +27,27 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsedMs: number;
+}
+
+/** A request as its schema reads it; one that does not fit is refused as the protocol's Invalid params. */
+function checked<T>(
+  schema: {
+    safeParse(value: unknown): {
+      success: boolean;
+      data?: T;
+      error?: { issues: { path: PropertyKey[]; message: string }[] };
+    };
+  },
+  request: unknown,
+): T {
+  const result = schema.safeParse(request);
+  if (!result.success || result.data === undefined) {
+    const issues = (result.error?.issues ?? []).map(
+      (issue) => `/${issue.path.map(String).join('/')}: ${issue.message}`,
+    );
+    throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${issues.join('; ')}`);
+  }
+  return result.data;
 }
 
 /** Who a call of this HTTP request is for: the verified API key's account, else the public. */
@@ -56,8 +78,19 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
           'yourself and call notarize with the hash; keep proof.id to verify or cite it later.',
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    // Each handler is registered under a schema that names only its method and checks the request
+    // itself: the SDK answers a request its own schema refuses with -32603 (Internal error), where the
+    // protocol's answer to bad params is -32602.
+    server.setRequestHandler(PingRequestSchema.pick({ method: true }).passthrough(), (request) => {
+      checked(PingRequestSchema, request);
+      return {};
+    });
+    server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).passthrough(), (request) => {
+      checked(ListToolsRequestSchema, request);
+      return { tools };
+    });
+    server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).passthrough(), (raw, extra) => {
+      const request = checked(CallToolRequestSchema, raw);
       if (!tools.some((tool) => tool.name === request.params.name))
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       const principal = (extra.sessionId && callers.get(extra.sessionId)) || { kind: 'public' as const };
