@@ -137,6 +137,10 @@ describe('the MCP endpoint /mcp', () => {
       });
     const broken = await post('{"jsonrpc": "2.0", ');
     assert.equal(broken.status, 400);
+    // An empty batch is no message: refused, not accepted as if it held notifications.
+    const empty = await post('[]');
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
       'mcp-session-id': 'no-such-session',
     });

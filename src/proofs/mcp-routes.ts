@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -28,6 +29,16 @@ interface Session {
   server: Server;
   lastUsedMs: number;
 }
+
+/**
+ * The requests each session's server answers, by their method only (made once: a schema is dozens of
+ * closures); each handler checks the rest itself with `checked`.
+ */
+const BY_METHOD = {
+  ping: PingRequestSchema.pick({ method: true }).passthrough(),
+  listTools: ListToolsRequestSchema.pick({ method: true }).passthrough(),
+  callTool: CallToolRequestSchema.pick({ method: true }).passthrough(),
+};
 
 /** A request as its schema reads it; one that does not fit is refused as the protocol's Invalid params. */
 function checked<T>(
@@ -67,12 +78,15 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   const tools = remoteTools(ctx);
   /** Who the latest request of each session is for (its API key), read by its tool calls. */
   const callers = new Map<string, Principal>();
+  // One for all sessions: the SDK otherwise makes an Ajv instance per server (some 70 KB a session).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   const newServer = () => {
     const server = new Server(
       { name: 'hashproof', version: SERVICE_VERSION },
       {
         capabilities: { tools: {} },
+        jsonSchemaValidator,
         instructions:
           'hashproof makes signed, timestamped proofs that a SHA-256 hash existed. Hash your content ' +
           'yourself and call notarize with the hash; keep proof.id to verify or cite it later.',
@@ -81,15 +95,15 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     // Each handler is registered under a schema that names only its method and checks the request
     // itself: the SDK answers a request its own schema refuses with -32603 (Internal error), where the
     // protocol's answer to bad params is -32602.
-    server.setRequestHandler(PingRequestSchema.pick({ method: true }).passthrough(), (request) => {
+    server.setRequestHandler(BY_METHOD.ping, (request) => {
       checked(PingRequestSchema, request);
       return {};
     });
-    server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).passthrough(), (request) => {
+    server.setRequestHandler(BY_METHOD.listTools, (request) => {
       checked(ListToolsRequestSchema, request);
       return { tools };
     });
-    server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).passthrough(), (raw, extra) => {
+    server.setRequestHandler(BY_METHOD.callTool, (raw, extra) => {
       const request = checked(CallToolRequestSchema, raw);
       if (!tools.some((tool) => tool.name === request.params.name))
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
@@ -110,6 +124,9 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    // JSON-RPC refuses an empty batch; the transport would accept it (202) as if it held notifications.
+    if (Array.isArray(request.body) && request.body.length === 0)
+      throw new AppError('invalid_request', 'An empty batch: send a JSON-RPC message', {});
     const id = request.headers['mcp-session-id'];
     const nowMs = ctx.clock.now();
     let session = typeof id === 'string' ? sessions.get(id) : undefined;
