@@ -148,6 +148,10 @@ describe('the MCP endpoint /mcp', () => {
     const noSession = await fetch(`${server.baseUrl}/mcp`, { headers: { accept: 'text/event-stream' } });
     assert.equal(noSession.status, 400);
     assert.equal(((await noSession.json()) as { error: { code: string } }).error.code, 'invalid_request');
+    // Only an initialize request starts a session: any other message without one is refused.
+    const notInitialize = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    assert.equal(notInitialize.status, 400);
+    assert.equal(((await notInitialize.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const big = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(200_000) } }),
     );

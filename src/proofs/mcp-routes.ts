@@ -6,6 +6,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema,
   ErrorCode,
+  isInitializeRequest,
   ListToolsRequestSchema,
   McpError,
   PingRequestSchema,
@@ -130,7 +131,11 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     const id = request.headers['mcp-session-id'];
     const nowMs = ctx.clock.now();
     let session = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (session === undefined && id === undefined && request.method === 'POST') {
+    // Only an initialize request starts a session: anything else without one is refused below (400),
+    // whether or not the sessions are at their cap, and costs no server.
+    const body: unknown = request.body;
+    const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (session === undefined && id === undefined && request.method === 'POST' && initializing) {
       sweep(nowMs);
       if (sessions.size >= MAX_SESSIONS) {
         throw new AppError(
