@@ -9,7 +9,7 @@ import {
   isValidKeyName,
   type CosignerKey,
 } from '../core/cosignature.ts';
-import { KeyFileModeError } from '../keys/key-files.ts';
+import { KeyFileModeError } from '../keys/key-directory.ts';
 
 /**
  * The witness's key in its keys directory: `witness-key.json` (its name and its Ed25519 private key in

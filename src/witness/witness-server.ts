@@ -104,7 +104,9 @@ export function witnessServer(options: WitnessOptions): Server {
       });
     } catch (error) {
       if (!(error instanceof GateFullError)) throw error;
-      return send(response, refusal(503, 'too many requests for this log are waiting'), { 'retry-after': '1' });
+      return send(response, refusal(503, 'too many requests for this log are waiting'), {
+        'retry-after': '1',
+      });
     }
     send(response, answer);
   }

@@ -26,7 +26,8 @@ interface StoredCheckpoint {
   note: string;
 }
 
-export const originHash = (origin: string): string => createHash('sha256').update(origin, 'utf8').digest('hex');
+export const originHash = (origin: string): string =>
+  createHash('sha256').update(origin, 'utf8').digest('hex');
 
 export class WitnessState {
   readonly #dir: string;

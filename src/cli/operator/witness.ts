@@ -1,8 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { parseVerifierKey, type NoteVerifier } from '../../core/signed-note.ts';
-import { witnessKey } from '../../witness/witness-key.ts';
-import { witnessServer } from '../../witness/witness-server.ts';
-import { WitnessState } from '../../witness/witness-state.ts';
+import { witnessKey, witnessServer, WitnessState } from '../../witness/witness.ts';
 import { EXIT, print, UsageError } from '../output.ts';
 
 /** The line the witness prints once it listens (tests wait for it). */
@@ -51,9 +49,16 @@ export async function witness(values: {
   if (!keysDir) throw new UsageError('--keys-dir names the directory of the witness key');
   if (!stateDir) throw new UsageError("--state-dir names the directory of the witness's record");
   const logs = logsOf(values.log);
+  // Heard from the start: a signal during the start ends the witness once it is up, not at once.
+  const { promise: stopping, resolve: stop } = Promise.withResolvers<void>();
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const onSignal = () => stop();
+  for (const signal of signals) process.once(signal, onSignal);
   const { host, port } = listenAddress(values.listen ?? '127.0.0.1:8090');
   const { key, vkey, created } = await witnessKey(keysDir, values.name);
-  print(created ? `made a new witness key; its verifier key (also in ${keysDir}/witness.vkey):` : 'witness key:');
+  print(
+    created ? `made a new witness key; its verifier key (also in ${keysDir}/witness.vkey):` : 'witness key:',
+  );
   print(vkey);
   const state = await WitnessState.open(stateDir, [...logs.keys()]);
   for (const origin of logs.keys()) {
@@ -65,19 +70,18 @@ export async function witness(values: {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   }).catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot listen on ${values.listen ?? '127.0.0.1:8090'}: ${error.code ?? error.message}`);
+    throw new UsageError(
+      `cannot listen on ${values.listen ?? '127.0.0.1:8090'}: ${error.code ?? error.message}`,
+    );
   });
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   print(`${LISTENING} http://${shown}:${address.port}`);
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close(() => resolve(EXIT.ok));
-      server.closeIdleConnections();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+  await stopping;
+  for (const signal of signals) process.off(signal, onSignal);
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
   });
+  return EXIT.ok;
 }
