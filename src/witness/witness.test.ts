@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { parseCosignerKey, verifiedCosigners, verifyCosignature } from '../core/cosignature.ts';
 import { scratchDirs } from '../../test/helper.ts';
 import { run } from '../../test/process.ts';
+import { rawRequest } from '../../test/raw-http.ts';
 import {
   addCheckpoint,
   startWitness,
@@ -84,6 +85,28 @@ describe('hashproof witness', () => {
     assert.equal(conflictFree.text, '0\n');
     assert.equal((await fetch(`${witness.baseUrl}/add-checkpoint`)).status, 405);
     assert.equal((await fetch(`${witness.baseUrl}/nothing`)).status, 404);
+  });
+
+  test('garbage on the wire: chunked bodies over the limit, bytes that are not HTTP; it keeps answering', async () => {
+    const chunk = `${'0'.repeat(64 * 1024)}`;
+    const chunked = [
+      'POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+      ...Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`),
+      '0\r\n\r\n',
+    ];
+    const tooLarge = await rawRequest(witness.baseUrl, chunked);
+    assert.equal(tooLarge.status, 413);
+    const notHttp = await rawRequest(witness.baseUrl, ['\x00\x01 hello\r\n\r\n']);
+    assert.equal(notHttp.status, 400);
+    const small = `old 0\n\n${'x'.repeat(100)}`;
+    const smallChunked = await rawRequest(witness.baseUrl, [
+      'POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+      `${small.length.toString(16)}\r\n${small}\r\n0\r\n\r\n`,
+    ]);
+    assert.equal(smallChunked.status, 400);
+    assert.match(smallChunked.text, /malformed request/);
+    const still = await addCheckpoint(witness.baseUrl, stranger.request(0, 1));
+    assert.equal(still.status, 404);
   });
 
   test('200 with a cosignature that verifies with the printed key; then 409, 422 and growth', async () => {
@@ -171,6 +194,14 @@ describe('hashproof witness', () => {
     const next = await addCheckpoint(witness.baseUrl, log.request(20, 21));
     assert.equal(next.status, 200, next.text);
     verifyCosignature(log.text(21), cosignatureOf(next), parseCosignerKey(witness.vkey));
+
+    // Killed outright right after answering: what it answered was on disk already.
+    witness.child.kill('SIGKILL');
+    await witness.stop();
+    witness = await startWitness(args);
+    const afterKill = await addCheckpoint(witness.baseUrl, log.request(20, 22));
+    assert.equal(afterKill.status, 409);
+    assert.equal(afterKill.text, '21\n');
   });
 });
 
