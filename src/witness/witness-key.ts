@@ -1,14 +1,8 @@
-import { createHash, createPrivateKey } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { mkdir, open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../client/atomic-file.ts';
-import {
-  cosignerKeyOf,
-  formatCosignerKey,
-  generateCosignerKey,
-  isValidKeyName,
-  type CosignerKey,
-} from '../core/cosignature.ts';
+import { cosignerKeyOf, formatCosignerKey, isValidKeyName, type CosignerKey } from '../core/cosignature.ts';
 import { KeyFileModeError } from '../keys/key-directory.ts';
 
 /**
@@ -78,8 +72,9 @@ export async function witnessKey(
   let key = await readKey(file);
   const created = key === undefined;
   if (key === undefined) {
-    const made = generateCosignerKey('x'); // renamed below once its public key is known
-    const raw = made.publicKey.export({ format: 'der', type: 'spki' }).subarray(12);
+    const made = generateKeyPairSync('ed25519');
+    // The raw key is the last 32 bytes of its SPKI encoding.
+    const raw = made.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
     key = cosignerKeyOf(name ?? defaultName(raw), made.privateKey);
     const stored: StoredKey = {
       name: key.name,
