@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseCosignerKey, verifiedCosigners, verifyCosignature } from '../core/cosignature.ts';
@@ -235,6 +235,45 @@ describe('hashproof witness refuses to start', () => {
       const refused = await witnessRun(...bad);
       assert.equal(refused.code, 2, refused.stderr);
       assert.match(refused.stderr, /^hashproof: /);
+    }
+  });
+});
+
+describe('hashproof witness when its record cannot be written', () => {
+  test('503 and no cosignature; the log is refused until a restart; a corrupt record stops the start', async () => {
+    const keysDir = path.join(dirs(), 'keys');
+    const stateDir = path.join(dirs(), 'state');
+    const args = ['--keys-dir', keysDir, '--state-dir', stateDir, '--log', log.vkey];
+    let witness = await startWitness(args);
+    try {
+      // A directory where the record's file goes: the rename over it fails, even for root.
+      const record = path.join(
+        stateDir,
+        `checkpoint-${createHash('sha256').update(log.origin).digest('hex')}.json`,
+      );
+      mkdirSync(path.join(record, 'in-the-way'), { recursive: true });
+      const failed = await addCheckpoint(witness.baseUrl, log.request(0, 4));
+      assert.equal(failed.status, 503);
+      assert.match(failed.text, /could not be stored; nothing was cosigned/);
+      assert.doesNotMatch(failed.text, /—/);
+      rmSync(record, { recursive: true });
+      const still = await addCheckpoint(witness.baseUrl, log.request(0, 4));
+      assert.equal(still.status, 503);
+      assert.match(still.text, /needs a restart/);
+      await witness.stop();
+      witness = await startWitness(args);
+      assert.match(witness.output, /nothing cosigned yet/);
+      assert.equal((await addCheckpoint(witness.baseUrl, log.request(0, 4))).status, 200);
+      await witness.stop();
+
+      writeFileSync(record, '{"origin": "log.example/witnessed", "size": 3');
+      const refused = await run(process.execPath, [CLI, 'witness', ...args, '--listen', '127.0.0.1:0'], {
+        env: { PATH: process.env.PATH },
+      });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /witness state file .* is not JSON/);
+    } finally {
+      await witness.stop();
     }
   });
 });
