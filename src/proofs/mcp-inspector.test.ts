@@ -1,5 +1,5 @@
 /**
- * The MCP endpoint (/mcp) through the official MCP Inspector's command-line mode
+ * Both MCP servers (/mcp, and `hashproof mcp` over stdio) through the official MCP Inspector's command-line mode
  * (`@modelcontextprotocol/inspector --cli`, a client the service does not share code with): it lists the
  * five tools, a notarize call makes a proof that get_proof reads back, and a refused call comes back as
  * a tool error carrying the API's error code. The inspector runs as a child process in a process group of
@@ -43,22 +43,38 @@ after(async () => {
   server.cleanup();
 });
 
-/** One run of `mcp-inspector --cli` against /mcp over Streamable HTTP, to its exit. */
-async function inspect(args: string[]): Promise<Run> {
+/** The command line's `hashproof mcp`, as an agent host starts it. */
+const CLI = path.join(import.meta.dirname, '..', 'cli', 'main.ts');
+
+/**
+ * One run of `mcp-inspector --cli` to its exit: against /mcp over Streamable HTTP, or against
+ * `hashproof mcp` over stdio (the inspector starts it, configured for the same service).
+ */
+async function inspect(args: string[], transport: 'http' | 'stdio' = 'http'): Promise<Run> {
+  const target =
+    transport === 'http'
+      ? ['--server-url', `${server.baseUrl}/mcp`, '--transport', 'http']
+      : [
+          '--transport',
+          'stdio',
+          '-e',
+          `HASHPROOF_URL=${server.baseUrl}`,
+          '-e',
+          `HASHPROOF_STATE_DIR=${path.join(home, 'state')}`,
+        ];
+  const command = transport === 'stdio' ? ['--', process.execPath, CLI, 'mcp'] : [];
   const child = start(
     process.execPath,
     [
       INSPECTOR,
       '--cli',
-      '--server-url',
-      `${server.baseUrl}/mcp`,
-      '--transport',
-      'http',
+      ...target,
       '--format',
       'json',
       // Never an interactive login (which would listen for the OAuth callback and open a browser).
       '--stored-auth-only',
       ...args,
+      ...command,
     ],
     {
       detached: true,
@@ -193,6 +209,45 @@ describe('the MCP endpoint through the MCP Inspector (CLI)', { timeout: 15 * 60_
     assert.deepEqual(
       (body.error.details.errors as { path: string }[]).map((error) => error.path),
       ['/contentHash'],
+    );
+  });
+});
+
+describe('hashproof mcp (stdio) through the MCP Inspector (CLI)', { timeout: 15 * 60_000 }, () => {
+  test('tools/list lists the five tools of the command', async () => {
+    const run = await inspect(['--method', 'tools/list'], 'stdio');
+    assert.equal(run.code, 0, run.stderr);
+    const tools = printed(run).result.tools as { name: string }[];
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['stamp_file', 'stamp_hash', 'verify_file', 'get_proof', 'search_proofs'],
+    );
+  });
+
+  test('stamp_hash makes a proof, which the service holds', async () => {
+    const request = notarizeBody() as { contentHash: string; label: string; idempotencyKey: string };
+    const made = await inspect(
+      [
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'stamp_hash',
+        '--tool-arg',
+        `contentHash=${request.contentHash}`,
+        `label=${request.label}`,
+        `idempotencyKey=${request.idempotencyKey}`,
+      ],
+      'stdio',
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const { isError, body } = toolAnswer(made);
+    assert.equal(isError, false, JSON.stringify(body));
+    const id = (body.proof as { id: string }).id;
+    const stored = await fetch(`${server.baseUrl}/api/proofs/${id}`);
+    assert.equal(stored.status, 200);
+    assert.equal(
+      ((await stored.json()) as { proof: { contentHash: string } }).proof.contentHash,
+      request.contentHash,
     );
   });
 });
