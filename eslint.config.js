@@ -28,10 +28,11 @@ const PUBLIC = {
   pages: [],
   health: [],
   metrics: [],
+  witness: ['witness.ts'],
 };
 /** @type {string[][]} */
 const LAYERS = [
-  ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments'],
+  ['keys', 'accounts', 'stats', 'tsa', 'log', 'payments', 'witness'],
   ['proofs'],
   ['webhooks', 'anchors'],
   ['pages', 'health', 'metrics'],

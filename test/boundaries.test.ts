@@ -36,6 +36,12 @@ const cases: [file: string, line: string, isRefused: boolean][] = [
   ['src/webhooks/webhooks-service.ts', "import '../accounts/accounts-service.ts';", false],
   ['src/pages/proof-page.ts', "import '../proofs/proofs-store.ts';", true],
   ['src/proofs/proofs-service.ts', "import '../cli/output.ts';", true],
+  // The witness stands beside the service's features: it takes none of their insides.
+  ['src/witness/witness-server.ts', "import '../proofs/proofs-service.ts';", true],
+  ['src/witness/witness-key.ts', "import '../keys/key-files.ts';", true],
+  ['src/witness/witness-key.ts', "import '../keys/key-directory.ts';", false],
+  ['src/cli/operator/witness.ts', "import '../../witness/witness-state.ts';", true],
+  ['src/cli/operator/witness.ts', "import '../../witness/witness.ts';", false],
   // Below every feature: platform/ imports only core/; db/ only core/, platform/ and its configuration.
   ['src/platform/clock.ts', "import '../proofs/proofs-store.ts';", true],
   ['src/platform/clock.ts', "import '../db/index.ts';", true],

@@ -19,11 +19,18 @@
  *   so that every anchoring pass meets them; the client asks `/health` every 50 ms and downloads the
  *   `.ots` file of a seeded proof at the pace of its reads.
  *
+ * - hostile MCP clients (hostile/mcp.ts): from addresses of their own (127.0.1.x), each at the pace its
+ *   limit allows, clients of `/mcp` send only what it must refuse (oversized, unknown tool, bad params,
+ *   not JSON, a wrong JSON-RPC version, batches of garbage, unknown or missing sessions), while a flood
+ *   of `initialize` calls from further addresses (127.0.2.x) opens sessions, never ending one, until the
+ *   cap answers 503; the client asks `/health` every 50 ms, and the service's resident memory is read.
+ *
  * Afterwards each kind of attack request is sent once more, alone, from 127.0.0.3 (its cost on the idle
- * service). Prints the client's latencies in both phases, the goals (under attack: `/health` p99 ≤ 50 ms
- * and max ≤ 250 ms; GET p99 ≤ 2 × its p99 without attack; with the hostile peers, `/health` p99 ≤ 50 ms
- * and max ≤ 250 ms) as pass or fail, and what the attacker saw
- * per route.
+ * service). Prints the client's latencies in the phases, the goals (under attack: `/health` p99 ≤ 50 ms
+ * and max ≤ 250 ms; GET p99 ≤ 2 × its p99 without attack; with the hostile peers and with the hostile
+ * MCP clients, `/health` p99 ≤ 50 ms and max ≤ 250 ms; every MCP message refused with its status and
+ * code; at most 1,000 sessions, then 503; resident memory grown ≤ 64 MiB over the MCP phase) as pass or
+ * fail, what the MCP clients got per kind of message, and what the attacker saw per route.
  * It measures; a failed goal is printed, and the exit status stays 0. The service listens on 127.0.0.1;
  * Linux accepts any 127.x source address on the loopback interface, so the two clients count as two
  * addresses. Every request goes to the loopback interface, and every loop ends by itself.
@@ -45,6 +52,7 @@ import {
   type HostileReport,
 } from './hostile/figures.ts';
 import { ALONE_ADDRESS, CLIENT_ADDRESS, send, steady, type Target } from './hostile/http.ts';
+import { mcpPhase } from './hostile/mcp.ts';
 import { peersPhase, startPeers, waitForAnchor, type Peers } from './hostile/peers.ts';
 import { formatHostileReport } from './hostile/report.ts';
 import { describeMachine } from './lib/machine.ts';
@@ -155,11 +163,21 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
       healthMs: HEALTH_INTERVAL_MS,
       intervalMs: getIntervalMs,
     });
+    log(`with hostile MCP clients: ${options.durationSeconds} s and a session flood`);
+    const mcp = await mcpPhase({
+      port,
+      client,
+      pid: service.process.pid,
+      rateLimit,
+      durationMs,
+      healthMs: HEALTH_INTERVAL_MS,
+    });
     log('each attack request alone');
     const alone = await timeAlone(port, context);
 
     const health = clientFigures('GET /health', quiet.health, loud.health);
     const read = clientFigures('GET /api/proofs/{id}', quiet.read, loud.read);
+    const mcpFigures = { ...mcp, health: clientFigures('GET /health', quiet.health, mcp.health) };
     return {
       date: new Date().toISOString(),
       machine: describeMachine(os.availableParallelism()),
@@ -180,7 +198,13 @@ export async function runHostileBenchmark(options: HostileOptions): Promise<Host
         calendarRequests: hostilePeers.calendarRequests,
         authorityRequests: hostilePeers.authorityRequests,
       },
-      goals: goalResults(health, read, clientFigures('GET /health', quiet.health, hostilePeers.health)),
+      mcp: mcpFigures,
+      goals: goalResults(
+        health,
+        read,
+        clientFigures('GET /health', quiet.health, hostilePeers.health),
+        mcpFigures,
+      ),
       attacker: attackerFigures(seen, alone),
     };
   } finally {

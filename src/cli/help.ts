@@ -17,6 +17,7 @@ Commands:
   monitor                 follow the service's log: signatures, consistency, entries against tiles
   backup --out DIR        copy the keys, the log's record and the embedded database, while it runs
   restore --from DIR      put a backup back (the service stopped; --force replaces a database)
+  witness                 cosign a log's checkpoints (C2SP tlog-witness): --keys-dir, --state-dir, --log
 
 Help on one command: hashproof help <command>, or hashproof <command> --help.
 
@@ -126,4 +127,16 @@ already there stays the one that counts), and the embedded database into DATABAS
 replaces an existing one). Every file is checked against backup.json first. A database older than
 what the log published since is refused by the service on start (/health says why): see
 docs/operations.md.`,
+  witness: `Usage: hashproof witness --keys-dir <dir> --state-dir <dir> --log <log verifier key>…
+                         [--listen 127.0.0.1:8090] [--name N]
+
+Runs a witness (C2SP tlog-witness, tlog-cosignature v1 with Ed25519) for the logs named by --log, each
+by the verifier key of its checkpoints (<origin>+<key id>+<key>, as the service's /log/checkpoint is
+signed; repeatable). On the first start in an empty --keys-dir it makes its key (witness-key.json,
+mode 0600; --name names it, by default hashproof-witness/<hex>), writes its verifier key to
+witness.vkey and prints it; later starts reuse it. It answers POST /add-checkpoint (old size,
+consistency proof, signed checkpoint) with its cosignature line, only for a checkpoint consistent with
+the latest one it cosigned, whose size and root it keeps in --state-dir, written to disk before it
+answers. GET /<SHA-256 of the origin, hex>/checkpoint gives that checkpoint to monitors. Runs until
+SIGINT or SIGTERM. See docs/witness.md.`,
 } satisfies Record<string, string>;

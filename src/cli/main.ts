@@ -21,6 +21,7 @@ import { HELP } from './help.ts';
 import { backup, restore } from './operator/backup.ts';
 import { keys } from './operator/keys.ts';
 import { serve } from './operator/serve.ts';
+import { witness } from './operator/witness.ts';
 import { escapeControl, EXIT, NotVerifiedError, print, UsageError } from './output.ts';
 
 const OPTIONS = {
@@ -58,6 +59,9 @@ const OPTIONS = {
   'activate-in': { type: 'string' },
   timeout: { type: 'string' },
   'max-entries': { type: 'string' },
+  'state-dir': { type: 'string' },
+  log: { type: 'string', multiple: true },
+  listen: { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
@@ -131,6 +135,7 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: { needsClient: false, run: (_args, values) => backup(values), usage: HELP.backup },
   restore: { needsClient: false, run: (_args, values) => restore(values), usage: HELP.restore },
+  witness: { needsClient: false, run: (_args, values) => witness(values), usage: HELP.witness },
   help: {
     needsClient: false,
     run: async ([topic]) => (print(usageOf(topic)), EXIT.ok),

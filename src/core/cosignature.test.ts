@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import {
@@ -16,6 +15,7 @@ import {
   verifyCosignature,
 } from './cosignature.ts';
 import { formatVerifierKey, signNote } from './signed-note.ts';
+import { GO_NOTE_MISSING, goOpenNotes } from '../../test/go-note.ts';
 
 const VECTORS = path.join(import.meta.dirname, '..', '..', 'test', 'vectors', 'cosignature');
 const vectors = JSON.parse(readFileSync(path.join(VECTORS, 'vector.json'), 'utf8')) as {
@@ -128,38 +128,21 @@ test('a note: lines of unknown keys are ignored, a bad line of a known key rejec
   assert.throws(() => verifiedCosigners(withA.slice(0, -1), cosigners), /malformed/);
 });
 
-/** Go and the Go team's note package, as Debian installs them (golang-golang-x-mod-dev). */
-const GOPATH = '/usr/share/gocode';
-const haveGo =
-  spawnSync('go', ['version']).status === 0 &&
-  existsSync(path.join(GOPATH, 'src/golang.org/x/mod/sumdb/note/note.go'));
-
-test(
-  "Go's note.Open accepts our cosigned notes and refuses altered ones",
-  { skip: haveGo ? false : 'Go or golang-golang-x-mod-dev is not installed' },
-  () => {
-    const key = generateCosignerKey('witness.example/ours');
-    const log = generateKeyPairSync('ed25519');
-    const text = 'hashproof.example/log\n12\n' + createHash('sha256').update('x').digest('base64') + '\n';
-    const note = signNote(text, 'hashproof.example/log', log.privateKey, log.publicKey);
-    const cosigned = `${note}${cosign(text, 1764300000, key)}\n`;
-    const other = generateCosignerKey('witness.example/ours');
-    const cases = [
-      { vkey: key.vkey, note: cosigned },
-      { vkey: key.vkey, note: cosigned.replace('\n12\n', '\n13\n') },
-      { vkey: other.vkey, note: cosigned },
-    ];
-    const result = spawnSync('go', ['run', path.join(VECTORS, 'cosig.go'), 'check'], {
-      input: JSON.stringify(cases),
-      env: { ...process.env, GOPATH, GO111MODULE: 'off' },
-      encoding: 'utf8',
-    });
-    assert.equal(result.status, 0, result.stderr);
-    const answers = JSON.parse(result.stdout) as { ok: boolean; error?: string; text?: string }[];
-    assert.deepEqual(answers[0], { ok: true, text });
-    assert.equal(answers[1]?.ok, false);
-    assert.match(answers[1]?.error ?? '', /invalid signature/);
-    assert.equal(answers[2]?.ok, false);
-    assert.match(answers[2]?.error ?? '', /no verifiable signatures/);
-  },
-);
+test("Go's note.Open accepts our cosigned notes and refuses altered ones", { skip: GO_NOTE_MISSING }, () => {
+  const key = generateCosignerKey('witness.example/ours');
+  const log = generateKeyPairSync('ed25519');
+  const text = 'hashproof.example/log\n12\n' + createHash('sha256').update('x').digest('base64') + '\n';
+  const note = signNote(text, 'hashproof.example/log', log.privateKey, log.publicKey);
+  const cosigned = `${note}${cosign(text, 1764300000, key)}\n`;
+  const other = generateCosignerKey('witness.example/ours');
+  const answers = goOpenNotes([
+    { vkey: key.vkey, note: cosigned },
+    { vkey: key.vkey, note: cosigned.replace('\n12\n', '\n13\n') },
+    { vkey: other.vkey, note: cosigned },
+  ]);
+  assert.deepEqual(answers[0], { ok: true, text });
+  assert.equal(answers[1]?.ok, false);
+  assert.match(answers[1]?.error ?? '', /invalid signature/);
+  assert.equal(answers[2]?.ok, false);
+  assert.match(answers[2]?.error ?? '', /no verifiable signatures/);
+});

@@ -5,7 +5,7 @@
  * `result._meta`). One payment buys one proof whichever transport carries it.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -23,7 +23,9 @@ import {
   payTo,
   postPaid,
   proofsOf,
+  refuseProofs,
   server,
+  facilitator,
   signedPayment,
   withX402Service,
 } from './x402-test-setup.ts';
@@ -206,6 +208,46 @@ describe('x402 over MCP: notarize of /mcp on a local Base chain', () => {
       assert.equal(await proofsOf(request.contentHash as string), 0);
     });
     assert.equal(await chain.balanceOf(wallet.address), PRICE_UNITS);
+  });
+
+  test('a settlement refused on chain: the failed settlement with fresh terms, no proof, nothing moved', async (t: TestContext) => {
+    const wallet = await chain.fundedWallet(PRICE_UNITS);
+    const request = body();
+    await withClient(async (client) => {
+      const payment = await pay(wallet, paymentRequiredOf(await notarize(client, request)));
+      facilitator.behaviour = 'payer-blacklisted-before-settle';
+      t.after(() => (facilitator.behaviour = 'real'));
+      const refused = await notarize(client, request, payment);
+      const required = paymentRequiredOf(refused) as PaymentRequired & Record<string, any>;
+      assert.match(String(required.error), /^settlement_failed: /);
+      assert.equal(required['x402/payment-response'].success, false);
+      assert.ok(String(required['x402/payment-response'].errorReason).length <= 160);
+      assert.ok(required.accepts.length > 0, 'fresh terms to pay with');
+    });
+    assert.equal(await proofsOf(request.contentHash as string), 0);
+    assert.equal(await chain.balanceOf(wallet.address), PRICE_UNITS);
+  });
+
+  test('settled, then the proof is not stored: the tool error carries the receipt, the log the payment', async (t: TestContext) => {
+    const wallet = await chain.fundedWallet(PRICE_UNITS);
+    const request = body();
+    const payment = await withClient(async (client) =>
+      pay(wallet, paymentRequiredOf(await notarize(client, request))),
+    );
+    await refuseProofs(t);
+    const failed = await withClient((client) => notarize(client, request, payment));
+    assert.equal(failed.isError, true);
+    const [envelope] = texts(failed);
+    assert.equal(envelope.error.code, 'internal_error');
+    assert.doesNotMatch(JSON.stringify(failed), /refused|insert|trigger/i, 'no SQL or cause to the caller');
+    const receipt = failed._meta?.['x402/payment-response'] as Record<string, unknown>;
+    assert.equal(receipt.success, true);
+    assert.equal(await chain.balanceOf(wallet.address), 0n, 'the money moved');
+    assert.equal(await proofsOf(request.contentHash as string), 0);
+    const isReconciliation = (line: string) => line.includes('payment settled but the proof was not stored');
+    const lines = await server.logged((all) => all.some(isReconciliation), 'the reconciliation line');
+    const line = JSON.parse(lines.find(isReconciliation) ?? '{}');
+    assert.equal(JSON.parse(Buffer.from(line.payment, 'base64').toString()).transaction, receipt.transaction);
   });
 
   test('an API key on the connection bills its account: no payment asked', async () => {

@@ -4,7 +4,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { sql } from 'kysely';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createClient } from '../client/client.ts';
 import { api, makeDataDir } from '../../test/helper.ts';
@@ -12,6 +11,7 @@ import { NETWORK } from '../../test/x402-chain.ts';
 import { NOTARIZE, payingFetch } from '../../test/x402-client.ts';
 import {
   body,
+  refuseProofs,
   chain,
   facilitator,
   payTo,
@@ -166,25 +166,7 @@ describe('paying with the official client on a local Base chain', () => {
   });
 
   test('settled, then the proof is not stored: the answer carries the receipt, the log the payment', async (t) => {
-    const { db, engine } = server.ctx.database;
-    // The store refuses every proof from now on: the payment settles, the commit fails.
-    if (engine === 'sqlite') {
-      await sql`create trigger refuse_proofs before insert on proofs begin select raise(abort, 'refused'); end`.execute(
-        db,
-      );
-      t.after(() => sql`drop trigger refuse_proofs`.execute(db));
-    } else {
-      await sql`create function refuse_proofs() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(
-        db,
-      );
-      await sql`create trigger refuse_proofs before insert on proofs for each row execute function refuse_proofs()`.execute(
-        db,
-      );
-      t.after(async () => {
-        await sql`drop trigger refuse_proofs on proofs`.execute(db);
-        await sql`drop function refuse_proofs()`.execute(db);
-      });
-    }
+    await refuseProofs(t);
     const wallet = await chain.fundedWallet(1_000_000n);
     const request = body();
     const res = await postPaid(await signedPayment(wallet), request);

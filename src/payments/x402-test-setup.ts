@@ -3,7 +3,8 @@
  * the official facilitator on loopback, and the service charging its production price there. A test
  * file calls `withX402Service()` once; the bindings below hold the running parts during its tests.
  */
-import { after, before } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { ADMIN_KEY, sampleHash, startServer, type TestServer } from '../../test/helper.ts';
 import { startChain, startFacilitator, type Chain, type Facilitator } from '../../test/x402-chain.ts';
@@ -61,4 +62,26 @@ export function withX402Service(): void {
     server.cleanup();
     await facilitator.close();
   });
+}
+
+/** From now until the test ends, the store refuses every proof: a payment settles, its commit fails. */
+export async function refuseProofs(t: TestContext): Promise<void> {
+  const { db, engine } = server.ctx.database;
+  if (engine === 'sqlite') {
+    await sql`create trigger refuse_proofs before insert on proofs begin select raise(abort, 'refused'); end`.execute(
+      db,
+    );
+    t.after(() => sql`drop trigger refuse_proofs`.execute(db));
+  } else {
+    await sql`create function refuse_proofs() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(
+      db,
+    );
+    await sql`create trigger refuse_proofs before insert on proofs for each row execute function refuse_proofs()`.execute(
+      db,
+    );
+    t.after(async () => {
+      await sql`drop trigger refuse_proofs on proofs`.execute(db);
+      await sql`drop function refuse_proofs()`.execute(db);
+    });
+  }
 }

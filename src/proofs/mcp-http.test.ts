@@ -137,6 +137,10 @@ describe('the MCP endpoint /mcp', () => {
       });
     const broken = await post('{"jsonrpc": "2.0", ');
     assert.equal(broken.status, 400);
+    // An empty batch is no message: refused, not accepted as if it held notifications.
+    const empty = await post('[]');
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
       'mcp-session-id': 'no-such-session',
     });
@@ -144,6 +148,10 @@ describe('the MCP endpoint /mcp', () => {
     const noSession = await fetch(`${server.baseUrl}/mcp`, { headers: { accept: 'text/event-stream' } });
     assert.equal(noSession.status, 400);
     assert.equal(((await noSession.json()) as { error: { code: string } }).error.code, 'invalid_request');
+    // Only an initialize request starts a session: any other message without one is refused.
+    const notInitialize = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    assert.equal(notInitialize.status, 400);
+    assert.equal(((await notInitialize.json()) as { error: { code: string } }).error.code, 'invalid_request');
     const big = await post(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(200_000) } }),
     );
@@ -167,6 +175,19 @@ describe('the MCP endpoint /mcp', () => {
     assert.ok(served.headers.get('x-request-id'));
     assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
     await server.requestLogged(served);
+    // Params the method's schema refuses: the protocol's Invalid params (-32602), not an internal error.
+    const session = { 'mcp-session-id': served.headers.get('mcp-session-id') ?? '' };
+    for (const [method, params] of [
+      ['tools/call', undefined],
+      ['tools/call', { name: 5 }],
+      ['tools/call', { name: 'notarize', arguments: [1] }],
+      ['tools/list', { cursor: 5 }],
+    ] as const) {
+      const refused = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }), session);
+      assert.equal(refused.status, 200);
+      const answer = (await refused.json()) as { id: number; error: { code: number } };
+      assert.deepEqual([answer.id, answer.error.code], [7, -32602], JSON.stringify({ method, params }));
+    }
     const health = await api(server.baseUrl, '/health');
     assert.equal(health.status, 200);
   });

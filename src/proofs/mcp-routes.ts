@@ -4,11 +4,14 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  isInitializeRequest,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.ts';
 import { MCP_PATH } from '../core/mcp-names.ts';
@@ -33,6 +36,37 @@ interface Session {
   lastUsedMs: number;
 }
 
+/**
+ * The requests each session's server answers, by their method only (made once: a schema is dozens of
+ * closures); each handler checks the rest itself with `checked`.
+ */
+const BY_METHOD = {
+  ping: PingRequestSchema.pick({ method: true }).passthrough(),
+  listTools: ListToolsRequestSchema.pick({ method: true }).passthrough(),
+  callTool: CallToolRequestSchema.pick({ method: true }).passthrough(),
+};
+
+/** A request as its schema reads it; one that does not fit is refused as the protocol's Invalid params. */
+function checked<T>(
+  schema: {
+    safeParse(value: unknown): {
+      success: boolean;
+      data?: T;
+      error?: { issues: { path: PropertyKey[]; message: string }[] };
+    };
+  },
+  request: unknown,
+): T {
+  const result = schema.safeParse(request);
+  if (!result.success || result.data === undefined) {
+    const issues = (result.error?.issues ?? []).map(
+      (issue) => `/${issue.path.map(String).join('/')}: ${issue.message}`,
+    );
+    throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${issues.join('; ')}`);
+  }
+  return result.data;
+}
+
 /** Who a call of this HTTP request is for: the verified API key's account, else the public. */
 const principalOf = (request: FastifyRequest): Principal =>
   request.apiKey?.scopes.includes('proofs:write')
@@ -48,19 +82,33 @@ const principalOf = (request: FastifyRequest): Principal =>
 export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const sessions = new Map<string, Session>();
   const tools = remoteTools(ctx);
+  // One for all sessions: the SDK otherwise makes an Ajv instance per server (some 17 KB a session).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   const newServer = () => {
     const server = new Server(
       { name: 'hashproof', version: SERVICE_VERSION },
       {
         capabilities: { tools: {} },
+        jsonSchemaValidator,
         instructions:
           'hashproof makes signed, timestamped proofs that a SHA-256 hash existed. Hash your content ' +
           'yourself and call notarize with the hash; keep proof.id to verify or cite it later.',
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    // Each handler is registered under a schema that names only its method and checks the request
+    // itself: the SDK answers a request its own schema refuses with -32603 (Internal error), where the
+    // protocol's answer to bad params is -32602.
+    server.setRequestHandler(BY_METHOD.ping, (request) => {
+      checked(PingRequestSchema, request);
+      return {};
+    });
+    server.setRequestHandler(BY_METHOD.listTools, (request) => {
+      checked(ListToolsRequestSchema, request);
+      return { tools };
+    });
+    server.setRequestHandler(BY_METHOD.callTool, (raw, extra) => {
+      const request = checked(CallToolRequestSchema, raw);
       if (!tools.some((tool) => tool.name === request.params.name))
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       // Who the call is for is the HTTP request's that carried it (its API key), handed over as the
@@ -85,10 +133,17 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    // JSON-RPC refuses an empty batch; the transport would accept it (202) as if it held notifications.
+    if (Array.isArray(request.body) && request.body.length === 0)
+      throw new AppError('invalid_request', 'An empty batch: send a JSON-RPC message', {});
     const id = request.headers['mcp-session-id'];
     const nowMs = ctx.clock.now();
     let session = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (session === undefined && id === undefined && request.method === 'POST') {
+    // Only an initialize request starts a session: anything else without one is refused below (400),
+    // whether or not the sessions are at their cap, and costs no server.
+    const body: unknown = request.body;
+    const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (session === undefined && id === undefined && request.method === 'POST' && initializing) {
       sweep(nowMs);
       if (sessions.size >= MAX_SESSIONS) {
         throw new AppError(

@@ -19,6 +19,7 @@ export interface AttackRequest {
   path: string;
   contentType?: string;
   body?: Buffer;
+  headers?: Record<string, string>;
 }
 
 interface Attack {

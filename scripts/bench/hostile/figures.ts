@@ -4,8 +4,9 @@
  */
 import { percentile } from '../lib/stats.ts';
 import type { Answer } from './http.ts';
+import type { McpFigures } from './mcp.ts';
 
-const GOALS = { healthP99Ms: 50, healthMaxMs: 250, getP99Ratio: 2 };
+const GOALS = { healthP99Ms: 50, healthMaxMs: 250, getP99Ratio: 2, mcpSessions: 1000, mcpRssGrowthMiB: 64 };
 
 export interface LatencyStats {
   samples: number;
@@ -59,6 +60,8 @@ export interface HostileReport {
     calendarRequests: number;
     authorityRequests: number;
   };
+  /** The hostile-MCP-clients phase (hostile/mcp.ts), its `/health` against the phase without attack. */
+  mcp: Omit<McpFigures, 'health'> & { health: ClientFigures };
   goals: GoalResult[];
   attacker: { sent: number; served: number; limited: number; routes: AttackRouteStats[] };
 }
@@ -124,8 +127,18 @@ export function attackerFigures(
   return { sent, served: sent - limited - errors, limited, routes };
 }
 
-/** The goals under attack and with hostile peers, each measured and marked pass or fail. */
-export function goalResults(health: ClientFigures, read: ClientFigures, peers: ClientFigures): GoalResult[] {
+/** The goals under attack, with hostile peers and hostile MCP clients, each measured and marked pass or fail. */
+export function goalResults(
+  health: ClientFigures,
+  read: ClientFigures,
+  peers: ClientFigures,
+  mcp: HostileReport['mcp'],
+): GoalResult[] {
+  const messages = mcp.messages.reduce((sum, message) => sum + message.sent, 0);
+  const refused = mcp.messages.reduce((sum, message) => sum + message.asExpected, 0);
+  const sessions = mcp.ownSessions + mcp.flood.opened;
+  const { before, after } = mcp.rssMiB;
+  const growth = before === null || after === null ? null : round(after - before);
   return [
     {
       goal: `under attack, /health p99 ≤ ${GOALS.healthP99Ms} ms`,
@@ -151,6 +164,34 @@ export function goalResults(health: ClientFigures, read: ClientFigures, peers: C
       goal: `with hostile peers, /health max ≤ ${GOALS.healthMaxMs} ms`,
       measured: `${peers.underAttack.maxMs} ms`,
       pass: peers.underAttack.maxMs <= GOALS.healthMaxMs,
+    },
+    {
+      goal: `with hostile MCP clients, /health p99 ≤ ${GOALS.healthP99Ms} ms`,
+      measured: `${mcp.health.underAttack.p99Ms} ms (${mcp.health.p99Ratio} × without attack)`,
+      pass: mcp.health.underAttack.p99Ms <= GOALS.healthP99Ms,
+    },
+    {
+      goal: `with hostile MCP clients, /health max ≤ ${GOALS.healthMaxMs} ms`,
+      measured: `${mcp.health.underAttack.maxMs} ms`,
+      pass: mcp.health.underAttack.maxMs <= GOALS.healthMaxMs,
+    },
+    {
+      goal: 'with hostile MCP clients, every message refused with its status and code',
+      measured: `${refused} of ${messages}`,
+      pass: messages > 0 && refused === messages && mcp.messages.every((message) => message.sent > 0),
+    },
+    {
+      goal: `MCP session flood: at most ${GOALS.mcpSessions} sessions, then 503`,
+      measured: `${sessions} sessions, then ${mcp.flood.refused} × 503; ${mcp.flood.unexpected.length} other answers`,
+      pass: sessions <= GOALS.mcpSessions && mcp.flood.refused > 0 && mcp.flood.unexpected.length === 0,
+    },
+    {
+      goal: `with hostile MCP clients, resident memory grows ≤ ${GOALS.mcpRssGrowthMiB} MiB`,
+      measured:
+        growth === null
+          ? 'not measured'
+          : `${growth} MiB (${before} → ${after} MiB, peak ${mcp.rssMiB.peak})`,
+      pass: growth !== null && growth <= GOALS.mcpRssGrowthMiB,
     },
   ];
 }

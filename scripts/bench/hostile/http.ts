@@ -30,7 +30,7 @@ export interface Answer {
 export function send(target: Target, request: AttackRequest, keepBody = false): Promise<Answer> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const headers: http.OutgoingHttpHeaders = {};
+    const headers: http.OutgoingHttpHeaders = { ...request.headers };
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     if (request.body !== undefined) headers['content-length'] = request.body.length;
     const req = http.request(

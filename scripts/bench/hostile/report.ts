@@ -29,9 +29,11 @@ export function formatHostileReport(report: HostileReport): string {
     `| ${report.peers.health.route} | with hostile peers | ${report.peers.health.underAttack.samples} | ${ms(report.peers.health.underAttack.p50Ms)} | ${ms(report.peers.health.underAttack.p99Ms)} | ${ms(report.peers.health.underAttack.maxMs)} | ${report.peers.health.p99Ratio.toFixed(2)} | ${statusList(report.peers.health.underAttack.statuses)} |`,
     `| GET /api/proofs/{id}/proof.ots | with hostile peers | ${report.peers.ots.samples} | ${ms(report.peers.ots.p50Ms)} | ${ms(report.peers.ots.p99Ms)} | ${ms(report.peers.ots.maxMs)} | | ${statusList(report.peers.ots.statuses)} |`,
     `| POST /api/proof/notarize (${PEERS_ADDRESS}) | with hostile peers | ${report.peers.notarized.samples} | ${ms(report.peers.notarized.p50Ms)} | ${ms(report.peers.notarized.p99Ms)} | ${ms(report.peers.notarized.maxMs)} | | ${statusList(report.peers.notarized.statuses)} |`,
+    `| ${report.mcp.health.route} | with hostile MCP clients | ${report.mcp.health.underAttack.samples} | ${ms(report.mcp.health.underAttack.p50Ms)} | ${ms(report.mcp.health.underAttack.p99Ms)} | ${ms(report.mcp.health.underAttack.maxMs)} | ${report.mcp.health.p99Ratio.toFixed(2)} | ${statusList(report.mcp.health.underAttack.statuses)} |`,
     '',
     `Hostile peers: the calendar answered ${report.peers.calendarRequests} requests in the phase; the authority ${report.peers.authorityRequests} in the run.`,
     '',
+    ...mcpSection(report.mcp),
     '### Goals',
     '',
     '| goal | measured | result |',
@@ -59,4 +61,30 @@ export function formatHostileReport(report: HostileReport): string {
       : `FAILED: ${failed.length} of ${report.goals.length} goals: ${failed.map((goal) => goal.goal).join('; ')}`,
   );
   return lines.join('\n');
+}
+
+const code = (value: string | number) => (typeof value === 'number' ? `JSON-RPC ${value}` : value);
+
+/** The hostile MCP clients: each kind of message and what it got, the session flood, the memory. */
+function mcpSection(mcp: HostileReport['mcp']): string[] {
+  const { flood, rssMiB } = mcp;
+  return [
+    '### Hostile MCP clients (POST /mcp)',
+    '',
+    '| message | expected | sent | statuses | as expected | p50 ms | max ms |',
+    '|---|---|---:|---|---:|---:|---:|',
+    ...mcp.messages.map(
+      (message) =>
+        `| ${message.kind} | ${message.expected.status} ${code(message.expected.code)} | ${message.sent} | ${statusList(message.statuses)} | ${message.asExpected} | ${ms(message.p50Ms)} | ${ms(message.maxMs)} |`,
+    ),
+    '',
+    `Session flood (initialize, never ended; ${mcp.ownSessions} sessions of the clients above open): ` +
+      `${flood.sent} calls from ${flood.addresses} addresses in ${ms(flood.ms)} ms; ${flood.opened} sessions opened, ` +
+      `${flood.refused} refused with 503 service_unavailable and Retry-After; statuses ${statusList(flood.statuses)}.`,
+    `Resident memory of the service: ${rssMiB.before ?? '–'} MiB before, ${rssMiB.peak ?? '–'} MiB at most during, ${rssMiB.after ?? '–'} MiB after.`,
+    ...[...mcp.messages.flatMap((message) => message.unexpected), ...flood.unexpected].map(
+      (answer) => `Unexpected answer: ${answer.replaceAll('|', '\\|')}`,
+    ),
+    '',
+  ];
 }
