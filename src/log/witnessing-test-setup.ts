@@ -19,7 +19,7 @@ export function logKeyDir(dataDir = makeDataDir()): { dataDir: string; logVkey: 
 /** Starts the service with these witnesses (on loopback: private addresses allowed). */
 export async function serviceWith(
   dataDir: string,
-  witnesses: TestWitness[],
+  witnesses: { vkey: string; url: string }[],
   env: Record<string, string> = {},
 ): Promise<TestServer> {
   return startServer({
@@ -50,7 +50,7 @@ export async function notarized(server: TestServer, n: number): Promise<{ id: st
 }
 
 /** The witness's cosignature line in a served note, checked against its key over the note's text. */
-export function lineOf(note: string, witness: TestWitness): string | undefined {
+export function lineOf(note: string, witness: { vkey: string }): string | undefined {
   const cosigner = parseCosignerKey(witness.vkey);
   const text = note.slice(0, note.lastIndexOf('\n\n') + 1);
   const line = note

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseCosignerKey } from '../core/cosignature.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
 import { adminHeaders, api, type TestServer } from '../../test/helper.ts';
+import { GO_NOTE_MISSING, goOpenNotes } from '../../test/go-note.ts';
 import { eventually } from '../../test/wait.ts';
 import {
   lineOf,
@@ -110,7 +108,7 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     );
     assert.match(metrics, /hashproof_witness_consecutive_failures\{witness="witness.test\/w1",[^}]*\} 0/);
     assert.match(metrics, /hashproof_witness_lag_entries\{witness="witness.test\/w0",[^}]*\} \d+/);
-    await checkWithGo(later, witnesses);
+    checkWithGo(later, witnesses);
   });
 
   test('a witness that holds a size the service does not know answers 409; the service proves from there', async () => {
@@ -238,22 +236,9 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
 
 const w0Url = (witnesses: TestWitness[]) => witnesses[0]!.url.replace(/[.]/g, '\\.');
 
-/** Go and the Go team's note package (Debian's golang-golang-x-mod-dev), as core/cosignature.test.ts uses them. */
-const GOPATH = '/usr/share/gocode';
-const haveGo =
-  spawnSync('go', ['version']).status === 0 &&
-  existsSync(path.join(GOPATH, 'src/golang.org/x/mod/sumdb/note/note.go'));
-
 /** Go's note.Open, with a verifier of each witness's cosignature, accepts the served checkpoint. */
-async function checkWithGo(note: string, witnesses: TestWitness[]): Promise<void> {
-  if (!haveGo) return;
-  const script = path.join(import.meta.dirname, '../../test/vectors/cosignature/cosig.go');
-  const result = spawnSync('go', ['run', script, 'check'], {
-    input: JSON.stringify(witnesses.map((w) => ({ vkey: w.vkey, note }))),
-    env: { ...process.env, GOPATH, GO111MODULE: 'off' },
-    encoding: 'utf8',
-  });
-  assert.equal(result.status, 0, result.stderr);
-  for (const answer of JSON.parse(result.stdout) as { ok: boolean; text?: string }[])
+function checkWithGo(note: string, witnesses: TestWitness[]): void {
+  if (GO_NOTE_MISSING) return;
+  for (const answer of goOpenNotes(witnesses.map((w) => ({ vkey: w.vkey, note }))))
     assert.deepEqual(answer, { ok: true, text: noteText(note) });
 }
