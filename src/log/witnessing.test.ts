@@ -85,7 +85,11 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     );
     openNote(later, parseVerifierKey(logVkey));
 
-    const status = await witnessStatus(server);
+    // The line is stored a moment before the witness's size is recorded.
+    const status = await eventually(() => witnessStatus(server), {
+      what: "each witness's cosigned size recorded",
+      until: (list) => list.every((w, i) => w.cosignedSize === witnesses[i]!.state!.size),
+    });
     assert.deepEqual(
       status.map(({ lastSuccessAt: _at, ...rest }) => rest),
       witnesses.map((w, i) => ({
