@@ -57,6 +57,15 @@ export {
   type AggregationPath,
 } from './aggregate.ts';
 export { KeyManifestChangedError, KeyMemory, originOf } from './key-memory.ts';
+export {
+  countCosignatures,
+  witnessChecks,
+  witnessPolicy,
+  WitnessPolicyError,
+  type Witness,
+  type WitnessCount,
+  type WitnessPolicy,
+} from './witness-quorum.ts';
 export { writeFileAtomic } from './atomic-file.ts';
 export { auditEntries } from './log-audit.ts';
 export { ANSWER_CAPS, DEFAULT_TIMEOUT_MS, HashproofError, RETRY_AFTER_MAX_SECONDS } from './answers.ts';
