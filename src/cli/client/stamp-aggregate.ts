@@ -7,6 +7,7 @@ import {
   aggregationOrder,
   AggregationError,
   hashFile,
+  LogCheckError,
   type HashproofClient,
 } from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
@@ -79,11 +80,17 @@ export async function stampAggregate(
   await checkLog(client, await servedKeys(client), result.files[0]?.document.evidence.tlogProof);
   // With witnesses, the shared proof's checkpoint must carry their quorum (waited for, then brought up).
   const shared = result.files[0]?.document;
+  let rejected: LogCheckError | undefined;
   const witnessed =
     witnesses === undefined || shared === undefined
       ? undefined
       : await witnessedEvidence(client, shared.proof, shared.evidence, await servedKeys(client), witnesses, {
           waitMs: witnessWaitMs,
+        }).catch((error: unknown) => {
+          // A rejected checkpoint: the files are still written, with the log's checkpoint, then it fails.
+          if (!(error instanceof LogCheckError)) throw error;
+          rejected = error;
+          return undefined;
         });
   if (witnessed !== undefined) for (const file of result.files) file.document.evidence = witnessed.evidence;
   for (const file of result.files)
@@ -121,6 +128,7 @@ export async function stampAggregate(
           : 'no .ots files yet: no anchored checkpoint holds the proof; run the same command again later',
       );
   }
+  if (rejected !== undefined) throw rejected;
   if (witnessed?.problem !== undefined)
     throw new WitnessQuorumError(
       `${witnessed.problem}. The proof is made and its files written with the checkpoint the log gave; hashproof verify --online with the same --witness options brings a proof file up to a cosigned checkpoint later`,

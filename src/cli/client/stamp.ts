@@ -4,6 +4,7 @@ import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../../core/field-rules.ts
 import {
   hashFile,
   hashStream,
+  LogCheckError,
   type HashproofClient,
   type ManifestKey,
   type WitnessPolicy,
@@ -145,6 +146,7 @@ export async function stampFiles(
   if (files.length > 1) return stampManyFiles(client, files, inputs, options);
   const progress = stampProgress(inputs, process.stderr, options.print);
   const results: StampResult[] = [];
+  let rejected: LogCheckError | undefined;
   // The progress line goes away before any error is told.
   try {
     for (const input of inputs) {
@@ -176,11 +178,18 @@ export async function stampFiles(
       await checkLog(client, await options.keys(), evidence.tlogProof);
       if (options.witnesses !== undefined) {
         const { policy, waitMs, problems } = options.witnesses;
-        const witnessed = await witnessedEvidence(client, proof, evidence, await options.keys(), policy, {
-          waitMs,
-        });
-        evidence = witnessed.evidence;
-        if (witnessed.problem !== undefined) problems.push(witnessed.problem);
+        try {
+          const witnessed = await witnessedEvidence(client, proof, evidence, await options.keys(), policy, {
+            waitMs,
+          });
+          evidence = witnessed.evidence;
+          if (witnessed.problem !== undefined) problems.push(witnessed.problem);
+        } catch (error) {
+          // A checkpoint rejected (a witness's line that does not verify): the proof file is still
+          // written, with the checkpoint the log gave, before the command fails.
+          if (!(error instanceof LogCheckError)) throw error;
+          rejected = error;
+        }
       }
       const document = {
         proof,
@@ -217,5 +226,6 @@ export async function stampFiles(
   } finally {
     progress.end();
   }
+  if (rejected !== undefined) throw rejected;
   return results;
 }
