@@ -182,14 +182,16 @@ describe('a service that serves checkpoints cosigned by the witnesses (a proxy c
   let proxy: CountingProxy;
   /** Who cosigns the checkpoint the proxy serves; `forged` cosign another text than its own. */
   let cosigners: { keys: CosignerKey[]; forged?: CosignerKey[] } = { keys: [w1, w2] };
+  /** The proxy's cosigning of `/log/checkpoint`, as `cosigners` says. */
+  const cosigning = (at: string, body: Buffer) => {
+    if (at !== '/log/checkpoint') return body;
+    const note = cosigned(body.toString('utf8'), cosigners.keys);
+    const other = textOf(note).replace(/\n(\d+)\n/, '\n1$1\n');
+    return Buffer.from(cosigned(note, cosigners.forged ?? [], other));
+  };
   before(async () => {
     proxy = await startCountingProxy(server.baseUrl);
-    proxy.alter((at, body) => {
-      if (at !== '/log/checkpoint') return body;
-      const note = cosigned(body.toString('utf8'), cosigners.keys);
-      const other = textOf(note).replace(/\n(\d+)\n/, '\n1$1\n');
-      return Buffer.from(cosigned(note, cosigners.forged ?? [], other));
-    });
+    proxy.alter(cosigning);
   });
   after(() => proxy.close());
   const keys = ['--witness', w1.vkey, '--witness', w2.vkey];
@@ -203,6 +205,27 @@ describe('a service that serves checkpoints cosigned by the witnesses (a proxy c
     assert.equal(offline.code, 0, offline.stdout + offline.stderr);
     assert.match(offline.stdout, /^ok {3}witnesses: 2 of 2 witnesses cosigned/m);
     assert.match(offline.stdout, /^ok {3}inclusion: /m);
+  });
+
+  test('stamp --witness waits for the witnesses, saying so, while the log serves a checkpoint without them', async () => {
+    let looks = 0;
+    // The first look at the log's checkpoint finds no cosignature; the witnesses answer by the second.
+    proxy.alter((at, body) => (at === '/log/checkpoint' && ++looks === 1 ? body : cosigning(at, body)));
+    try {
+      const made = await stamped('waited.txt', proxy.url, [...keys, '--witness-wait', '120']);
+      assert.equal(made.run.code, 0, made.run.stdout + made.run.stderr);
+      assert.match(
+        made.run.stderr,
+        /^hashproof: waiting for the witnesses \(at most 120 s, 0 s so far\): 0 of 2 witnesses cosigned the checkpoint of size \d+; 2 required; no cosignature by witness\.example\/one/m,
+      );
+      assert.ok(looks >= 2);
+      assert.match(
+        parseTlogProof(made.proofFile().evidence.tlogProof).checkpoint,
+        /— witness\.example\/one /,
+      );
+    } finally {
+      proxy.alter(cosigning);
+    }
   });
 
   test('stamp --witness of many files, and of an aggregate: every proof file carries the cosigned checkpoint', async () => {
@@ -242,6 +265,30 @@ describe('a service that serves checkpoints cosigned by the witnesses (a proxy c
     const offline = await cli(['verify', older.file, ...keys, '--json']);
     assert.equal(offline.code, 0, offline.stdout);
     assert.equal(statusOf(offline.stdout, 'inclusion'), 'valid');
+  });
+
+  test('verify --online: a cosigned checkpoint that does not extend the proof file checkpoint is a fork; nothing is saved', async () => {
+    const older = await stamped('forked.txt');
+    await stamped('forked-later.txt');
+    const before = readFileSync(`${older.file}.proof.json`, 'utf8');
+    // The service's consistency proofs no longer prove anything (the same number of other hashes).
+    proxy.alter((at, body) => {
+      if (at !== '/api/log/consistency') return cosigning(at, body);
+      const answer = JSON.parse(body.toString('utf8')) as { hashes: string[] };
+      answer.hashes = answer.hashes.map(() => Buffer.alloc(32, 7).toString('base64'));
+      return Buffer.from(JSON.stringify(answer));
+    });
+    try {
+      const online = await cli(['verify', older.file, '--online', '--url', proxy.url, ...keys]);
+      assert.equal(online.code, 1, online.stdout + online.stderr);
+      assert.match(
+        online.stderr,
+        /^log fork detected: .*: the service's cosigned checkpoint \(size \d+, root .*\) is inconsistent with the one in the proof file \(size \d+, /m,
+      );
+      assert.equal(readFileSync(`${older.file}.proof.json`, 'utf8'), before);
+    } finally {
+      proxy.alter(cosigning);
+    }
   });
 
   test('monitor counts cosigned checkpoints; one bad line of a given witness rejects the checkpoint (exit 1)', async () => {
