@@ -265,6 +265,18 @@ describe('a service that serves checkpoints cosigned by the witnesses (a proxy c
     const offline = await cli(['verify', older.file, ...keys, '--json']);
     assert.equal(offline.code, 0, offline.stdout);
     assert.equal(statusOf(offline.stdout, 'inclusion'), 'valid');
+
+    // A file written before the proof joined the log (no tlog-proof, no place): the service's record
+    // names the place, and the file gets a cosigned tlog-proof.
+    const early = { ...older.proofFile(), proof: { ...older.proofFile().proof, log: null } };
+    delete early.evidence.tlogProof;
+    const earlyFile = path.join(work, 'early.proof.json');
+    writeFileSync(earlyFile, JSON.stringify(early, null, 2));
+    const placed = await cli(['verify', older.file, earlyFile, '--online', '--url', proxy.url, ...keys]);
+    assert.equal(placed.code, 0, placed.stdout + placed.stderr);
+    const saved = JSON.parse(readFileSync(earlyFile, 'utf8'));
+    assert.equal(parseTlogProof(saved.evidence.tlogProof).leafIndex, after.leafIndex);
+    assert.match(saved.evidence.tlogProof, /— witness\.example\/one /);
   });
 
   test('verify --online: a cosigned checkpoint that does not extend the proof file checkpoint is a fork; nothing is saved', async () => {

@@ -103,9 +103,14 @@ export async function verdictOf(
   if (values.online) await checkLog(client, trusted.keys);
   const fetched = values.online ? await client.anchors(read.proof.id) : undefined;
   // With witnesses, --online brings the file's checkpoint up to the log's latest cosigned one.
+  // A file written before its proof joined the log names no place there: the service's record does.
+  const placed =
+    values.online && witnesses !== undefined && !read.evidence?.tlogProof && read.proof.log == null
+      ? { ...read.proof, log: (await storedProof(client, read.proof.id))?.log ?? null }
+      : read.proof;
   const witnessed =
     values.online && witnesses !== undefined
-      ? await witnessedEvidence(client, read.proof, read.evidence ?? {}, trusted.keys, witnesses, {
+      ? await witnessedEvidence(client, placed, read.evidence ?? {}, trusted.keys, witnesses, {
           waitMs: witnessWaitMs,
           latest: true,
         })
@@ -190,6 +195,16 @@ async function trustedKeys(
       ? service
       : client.baseUrl,
   );
+}
+
+/** The service's record of a proof; undefined when it has none (the verdict then says so). */
+async function storedProof(client: HashproofClient, id: string): Promise<ProofFile['proof'] | undefined> {
+  try {
+    return (await client.getProof(id)).proof;
+  } catch (error) {
+    if (error instanceof HashproofError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The service vouches for its stored proof: the file must be that proof, field for field. */

@@ -103,6 +103,7 @@ export async function cosignedTlogProofs(
     return { ...kept, problem: 'the key manifest names no log key: no checkpoint can be counted' };
   const toBringUp: Item[] = [];
   const leafIndexes: number[] = [];
+  const outside: Item[] = [];
   for (const item of items) {
     const held = countOf(item.tlogProof, policy);
     if (held !== undefined && (held.count.bad.length > 0 || held.count.malformed !== undefined)) {
@@ -114,12 +115,18 @@ export async function cosignedTlogProofs(
     }
     if (held?.count.met === true && !options.latest) continue;
     const leafIndex = leafIndexOf(item);
-    if (leafIndex === undefined)
-      return { ...kept, problem: 'the proof is not in the log yet: no checkpoint holds it to be cosigned' };
-    toBringUp.push(item);
-    leafIndexes.push(leafIndex);
+    if (leafIndex === undefined) outside.push(item);
+    else {
+      toBringUp.push(item);
+      leafIndexes.push(leafIndex);
+    }
   }
-  if (toBringUp.length === 0) return kept;
+  // A proof not in the log yet has no checkpoint to be cosigned: the others are still brought up.
+  const notInLog =
+    outside.length === 0
+      ? undefined
+      : `proof ${outside[0]!.proof.id}${outside.length > 1 ? ` and ${outside.length - 1} more` : ''} not in the log yet: no checkpoint holds it to be cosigned`;
+  if (toBringUp.length === 0) return notInLog === undefined ? kept : { ...kept, problem: notInLog };
   // Whether every item already meets the quorum (then one look for a later checkpoint, no wait).
   const allMet = toBringUp.every((item) => countOf(item.tlogProof, policy)?.count.met === true);
   const memory = logMemory();
@@ -144,7 +151,7 @@ export async function cosignedTlogProofs(
     },
   });
   if (!wait.met) {
-    if (allMet) return kept;
+    if (allMet) return notInLog === undefined ? kept : { ...kept, problem: notInLog };
     const { checkpoint, count } = wait.last;
     const what = wait.last.count.met
       ? `the log's checkpoint (size ${checkpoint.size}) does not hold the proof yet`
@@ -168,12 +175,11 @@ export async function cosignedTlogProofs(
   const failed = toBringUp.filter(
     (item, at) => brought[at] === undefined && countOf(item.tlogProof, policy)?.count.met !== true,
   );
-  return failed.length === 0
-    ? { tlogProofs }
-    : {
-        tlogProofs,
-        problem: `the log's cosigned checkpoint (size ${target.size}) cannot replace the checkpoint of proof ${failed[0]!.proof.id}: its place in the log is not where the log's tiles have it`,
-      };
+  const problem =
+    failed.length > 0
+      ? `the log's cosigned checkpoint (size ${target.size}) cannot replace the checkpoint of proof ${failed[0]!.proof.id}: its place in the log is not where the log's tiles have it`
+      : notInLog;
+  return problem === undefined ? { tlogProofs } : { tlogProofs, problem };
 }
 
 /** The proof's place in the log: its tlog-proof's index, else the one the proof names. */
