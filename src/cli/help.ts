@@ -30,8 +30,13 @@ Exit codes: 0 success; 1 a proof or log failed a check, or the service refused t
 stamp, verify --online and monitor remember the largest checkpoint of each log they verified (in
 HASHPROOF_STATE_DIR, default $XDG_STATE_HOME/hashproof or ~/.local/state/hashproof) and exit 1 with
 "log fork detected: …" when the log proves it does not extend it (exit 3, "could not check the log: …",
-when it gives no consistency proof). Text from the service is printed with control characters escaped.`,
+when it gives no consistency proof). Text from the service is printed with control characters escaped.
+
+Witnesses (stamp, verify, monitor): --witness <verifier key> (repeatable) and --witness-quorum N
+(default: all given) count a log checkpoint only when at least N of those witnesses cosigned it (C2SP
+tlog-cosignature); one cosignature line of a given witness that does not verify rejects it.`,
   stamp: `Usage: hashproof stamp <file|dir|->… [--label L] [--metadata key=value]… [--out F] [--api-key K] [--json]
+       [--witness VKEY]… [--witness-quorum N] [--witness-wait S]
 
 Hashes each file as a stream and creates its proof. The idempotency key is derived from the hash and the
 label, so running the command again never creates (or pays for) a second proof. A directory is stamped
@@ -48,8 +53,17 @@ On a terminal, many files (or one over 64 MiB) show their progress on standard e
 RFC 6962 tree over their SHA-256; only its root is sent, with the metadata aggregate=rfc6962 and count.
 Each file gets <file>.proof.json with its path to the root (hashproof verify checks it). --ots also
 writes <file>.ots, which the reference ots verify reads from the file itself, once the proof's
-checkpoint is anchored: run the same command again later (it creates no new proof) for those not yet written.`,
+checkpoint is anchored: run the same command again later (it creates no new proof) for those not yet written.
+
+--witness VKEY (repeatable; a witness's verifier key <name>+<hex key id>+<base64>) and --witness-quorum N
+(default: all given): each proof file must lead to a checkpoint at least N of those witnesses cosigned.
+When the log's checkpoint lacks the quorum, stamp reads it again for at most --witness-wait seconds
+(default 30; 0: one look) and brings the proof files up to the first cosigned one. Not reached in time:
+the proof files are written with the checkpoint the log gave and stamp exits 3, saying which witnesses
+are missing (hashproof verify --online with the same options brings a file up later). A cosignature of
+a given witness that does not verify: exit 1, "log checkpoint rejected: …".`,
   verify: `Usage: hashproof verify <file | - proof.json> [proof.json] [--keys manifest.json] [--online] [--tsa-roots roots.pem] [--bitcoin-headers URL] [--timeout S] [--json]
+       [--witness VKEY]… [--witness-quorum N] [--witness-wait S]
 
 Says "verified" (exit 0) only when, with keys it trusts, the file's SHA-256 is the proof's contentHash,
 the proof is well formed, the Ed25519 receipt verifies, the RFC 3161 token names this hash and time,
@@ -62,7 +76,12 @@ trusted. --online also asks the service to check the HMAC signature, checks that
 checkpoint of it seen before, and saves the proof's anchors into the proof file once they verify.
 Outside roots make anchors count: --tsa-roots (a PEM file of the authorities' own roots) for RFC 3161
 tokens, --bitcoin-headers (an Esplora-compatible API) for Bitcoin attestations; without them an anchor
-is reported, not counted. Exit 3 when a check could not be made (no answer, timeout, 429 or 5xx).`,
+is reported, not counted. Exit 3 when a check could not be made (no answer, timeout, 429 or 5xx).
+--witness VKEY (repeatable) and --witness-quorum N (default: all given): the checkpoint of the proof
+file's tlog-proof must carry valid cosignatures of at least N of those witnesses (checks "witness
+<name>" and "witnesses"); a cosignature of a given witness that does not verify fails the proof. With
+--online, the file's checkpoint is first brought up to the log's latest cosigned one (waiting at most
+--witness-wait seconds, default 30, when the file's lacks the quorum) and saved once the file verifies.`,
   show: `Usage: hashproof show <proof-id | proof-url> [--json]
 
 Prints a proof. It is named by its id (proof_ and 26 capital letters and digits, as in
@@ -103,6 +122,7 @@ to the service as the other commands do (HASHPROOF_URL, HASHPROOF_API_KEY, HASHP
 pays new proofs with HASHPROOF_WALLET_KEY, as stamp does. Standard output carries protocol messages
 only; logs go to standard error. It runs until the host closes its standard input.`,
   monitor: `Usage: hashproof monitor [--url U] [--once] [--interval-ms N] [--max-entries N] [--keys manifest.json] [--timeout S]
+       [--witness VKEY]… [--witness-quorum N]
 
 Follows the service's transparency log. For each new checkpoint it checks the signature with the log
 key (of --keys, a saved key manifest, or the service's), its consistency with the checkpoint seen before
@@ -111,7 +131,11 @@ log's tiles and the tiles to the checkpoint's root. Prints one line per checkpoi
 again every --interval-ms (default 60000); --once looks once. A pass checks at most --max-entries
 entries (default 100000; the rest at the next pass, as its line says), in bounded memory whatever the
 log's size. Exits 1 at the first failure (a fork is "log fork detected: …"), 0 after --once when
-everything held, 3 when the log could not be checked (with --once; else it looks again later).`,
+everything held, 3 when the log could not be checked (with --once; else it looks again later).
+With --witness VKEY (repeatable) and --witness-quorum N (default: all given), a checkpoint counts only
+when at least N of those witnesses cosigned it: one without is not looked into ("checkpoint not
+counted: …", exit 3 with --once, else looked at again later); a cosignature of a given witness that
+does not verify is "log checkpoint rejected: …", exit 1.`,
   backup: `Usage: hashproof backup --out <dir>
 
 Copies, into an empty directory (0700, files 0600): the record of the log's latest published checkpoint

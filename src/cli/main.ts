@@ -17,6 +17,7 @@ import { search, show } from './client/show.ts';
 import { stamp } from './client/stamp.ts';
 import { stampAggregate } from './client/stamp-aggregate.ts';
 import { verify } from './client/verify.ts';
+import { WitnessQuorumError } from './client/witnesses.ts';
 import { HELP } from './help.ts';
 import { backup, restore } from './operator/backup.ts';
 import { keys } from './operator/keys.ts';
@@ -62,6 +63,9 @@ const OPTIONS = {
   'state-dir': { type: 'string' },
   log: { type: 'string', multiple: true },
   listen: { type: 'string' },
+  witness: { type: 'string', multiple: true },
+  'witness-quorum': { type: 'string' },
+  'witness-wait': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 type Values = ReturnType<typeof parse>['values'];
@@ -209,6 +213,8 @@ function exitOf(error: unknown): { code: number; line: string } {
   if (error instanceof NotVerifiedError || error instanceof KeyManifestChangedError)
     return { code: EXIT.failed, line: message };
   if (error instanceof LogUncheckedError) return { code: EXIT.network, line: message };
+  // The proof is made and its file written; its witnesses have not cosigned it yet (exit 3).
+  if (error instanceof WitnessQuorumError) return { code: EXIT.network, line: `hashproof: ${message}` };
   if (error instanceof UsageError) return { code: EXIT.usage, line: `hashproof: ${message}` };
   if (error instanceof HashproofError) {
     const suffix = error.isNetworkError ? '' : ` (${error.status} ${escapeControl(error.code)})`;

@@ -57,6 +57,17 @@ export {
   type AggregationPath,
 } from './aggregate.ts';
 export { KeyManifestChangedError, KeyMemory, originOf } from './key-memory.ts';
+export {
+  countCosignatures,
+  describeCount,
+  witnessChecks,
+  witnessPolicy,
+  WitnessPolicyError,
+  type Witness,
+  type WitnessCount,
+  type WitnessPolicy,
+} from './witness-quorum.ts';
+export { awaitCosigned, bringUp, type CosignedWait, type CountedCheckpoint } from './witnessed-log.ts';
 export { writeFileAtomic } from './atomic-file.ts';
 export { auditEntries } from './log-audit.ts';
 export { ANSWER_CAPS, DEFAULT_TIMEOUT_MS, HashproofError, RETRY_AFTER_MAX_SECONDS } from './answers.ts';

@@ -6,6 +6,7 @@ import { contentHashOf, type Content } from './content-hash.ts';
 export { hashFile, hashStream, type Content } from './content-hash.ts';
 import { checkAnchors, type ProofAnchors } from '../verify/anchor-checks.ts';
 import { verifyProof, type VerifiableProof } from '../verify/proof-verifier.ts';
+import { witnessChecks, type WitnessPolicy } from './witness-quorum.ts';
 
 /**
  * What checks a proof offline beyond its receipt, saved with it by `hashproof stamp`: the RFC 3161
@@ -335,13 +336,18 @@ export interface FileVerdict {
  * content hash, the format, the receipt and the RFC 3161 token are valid under `trustedKeys`, and every
  * piece the file carries (inclusion, anchors) verifies too. Anything missing or that could not be checked
  * makes it not verified. Outside roots (`tsaRoots`, `bitcoinHeaders`) let anchors count; without them an
- * anchor is reported as unchecked.
+ * anchor is reported as unchecked. With `witnesses`, the checkpoint of its tlog-proof must carry their
+ * quorum of cosignatures (witness-quorum.ts).
  */
 export async function verifyProofFile(
   document: unknown,
   content: Content,
   trustedKeys: readonly ManifestKey[],
-  options: { tsaRoots?: X509Certificate[]; bitcoinHeaders?: Map<number, Buffer> } = {},
+  options: {
+    tsaRoots?: X509Certificate[];
+    bitcoinHeaders?: Map<number, Buffer>;
+    witnesses?: WitnessPolicy;
+  } = {},
 ): Promise<FileVerdict> {
   const { proofFile, malformed } = parseProofFile(document);
   const { proof, evidence = {}, anchors } = proofFile;
@@ -376,6 +382,12 @@ export async function verifyProofFile(
       if (check.status === 'invalid' || check.status === 'unavailable')
         problems.push(`${check.name}: ${check.message}`);
     }
+  }
+  for (const check of options.witnesses === undefined
+    ? []
+    : witnessChecks(evidence.tlogProof, options.witnesses)) {
+    checks.push(check);
+    if (check.name === 'witnesses' && check.status !== 'valid') problems.push(`witnesses: ${check.message}`);
   }
   return { verified: problems.length === 0, checks, problems };
 }

@@ -1,7 +1,9 @@
 import { setTimeout as pause } from 'node:timers/promises';
 import {
   auditEntries,
+  countCosignatures,
   describeCheckpoint,
+  describeCount,
   HashproofError,
   LogCheckError,
   LogUncheckedError,
@@ -9,10 +11,12 @@ import {
   type HashproofClient,
   type ManifestKey,
   type Observation,
+  type WitnessPolicy,
 } from '../../client/client.ts';
 import { logMemory, olderCheckpoint, proverOf } from './log-memory.ts';
 import { escapeControl, EXIT, printSafe, UsageError } from '../output.ts';
 import { pinnedKeys, servedKeys } from './trusted-keys.ts';
+import { witnessesOf, WitnessQuorumError, type WitnessValues } from './witnesses.ts';
 
 const DEFAULT_INTERVAL_MS = 60_000;
 /** Entries checked against the tiles in one pass: the memory and time of a pass stay bounded. */
@@ -26,8 +30,13 @@ const DEFAULT_MAX_ENTRIES = 100_000;
  */
 export async function monitor(
   client: HashproofClient,
-  values: { once?: boolean; 'interval-ms'?: string; 'max-entries'?: string; keys?: string },
+  values: { once?: boolean; 'interval-ms'?: string; 'max-entries'?: string; keys?: string } & WitnessValues,
 ): Promise<number> {
+  if (values['witness-wait'] !== undefined)
+    throw new UsageError(
+      '--witness-wait is for stamp and verify --online: monitor looks again every --interval-ms',
+    );
+  const witnesses = witnessesOf(values);
   // The log key of a saved manifest (--keys), else of the service's.
   const pinned = values.keys;
   const keysOf = async () => (pinned === undefined ? servedKeys(client) : (await pinnedKeys(pinned)).keys);
@@ -36,13 +45,16 @@ export async function monitor(
   let lastShown: string | undefined;
   for (;;) {
     try {
-      const { note, line } = await check(client, await keysOf(), maxEntries);
+      const { note, line } = await check(client, await keysOf(), maxEntries, witnesses);
       if (values.once || note !== lastShown) printSafe(line);
       lastShown = note;
     } catch (error) {
       // Following a log outlives an outage of the service; what the log served never goes unnoticed.
+      // A checkpoint without the witnesses' quorum is not counted (yet): looked at again later.
       const isOutage =
-        (error instanceof HashproofError && error.couldNotCheck) || error instanceof LogUncheckedError;
+        (error instanceof HashproofError && error.couldNotCheck) ||
+        error instanceof LogUncheckedError ||
+        error instanceof WitnessQuorumError;
       if (values.once || !isOutage) throw error;
       process.stderr.write(`hashproof: ${escapeControl(error.message)}; looking again in ${interval} ms\n`);
     }
@@ -67,13 +79,21 @@ async function check(
   client: HashproofClient,
   keys: ManifestKey[],
   maxEntries: number,
+  witnesses?: WitnessPolicy,
 ): Promise<{ note: string; line: string }> {
   const verifierKey = logKeyOf(keys);
   if (verifierKey === undefined)
     throw new LogCheckError('checkpoint', 'log checkpoint rejected: the key manifest names no log key');
   const memory = logMemory();
   const prove = proverOf(client);
-  const observation = await memory.observe(await client.checkpoint(), verifierKey, prove);
+  const note = await client.checkpoint();
+  // With witnesses, only a checkpoint their quorum cosigned counts: one without it is not looked into.
+  const count = witnesses === undefined ? undefined : countCosignatures(note, witnesses);
+  if (count !== undefined && (count.bad.length > 0 || count.malformed !== undefined))
+    throw new LogCheckError('checkpoint', `log checkpoint rejected: ${describeCount(count, note)}`);
+  if (count !== undefined && !count.met)
+    throw new WitnessQuorumError(`checkpoint not counted: ${describeCount(count, note)}`);
+  const observation = await memory.observe(note, verifierKey, prove);
   const { checkpoint } = observation;
   const from = (await memory.recall(checkpoint.origin))?.monitoredSize ?? 0;
   const checked = await auditEntries(
@@ -90,7 +110,8 @@ async function check(
     line:
       `ok   ${checkpoint.origin} ${describeCheckpoint(checkpoint)}: ${growthOf(observation)}; ` +
       `${checked} new ${checked === 1 ? 'entry matches' : 'entries match'} the tiles` +
-      (left > 0 ? `; ${left} left for the next pass (--max-entries ${maxEntries})` : ''),
+      (left > 0 ? `; ${left} left for the next pass (--max-entries ${maxEntries})` : '') +
+      (count === undefined ? '' : `; ${describeCount(count, note)}`),
   };
 }
 

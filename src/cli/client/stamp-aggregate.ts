@@ -7,6 +7,7 @@ import {
   aggregationOrder,
   AggregationError,
   hashFile,
+  LogCheckError,
   type HashproofClient,
 } from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
@@ -14,9 +15,16 @@ import { escapeControl, EXIT, print, printJson, UsageError } from '../output.ts'
 import { checkLabel, listFiles, parseMetadata } from './stamp.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 import { servedKeys } from './trusted-keys.ts';
+import {
+  witnessedEvidence,
+  witnessesOf,
+  WitnessQuorumError,
+  witnessWaitOf,
+  type WitnessValues,
+} from './witnesses.ts';
 
 /** The options of `hashproof stamp --aggregate`. */
-interface AggregateValues {
+interface AggregateValues extends WitnessValues {
   aggregate?: boolean;
   ots?: boolean;
   label?: string;
@@ -44,6 +52,8 @@ export async function stampAggregate(
   if (values.out !== undefined)
     throw new UsageError('--out does not work with --aggregate: each file gets its own proof file');
   if (values.label !== undefined) checkLabel(values.label);
+  const witnesses = witnessesOf(values);
+  const witnessWaitMs = witnessWaitOf(values);
   const extra = parseMetadata(values.metadata ?? []) ?? {};
   for (const key of ['aggregate', 'count'])
     if (key in extra) throw new UsageError(`--metadata ${key}=… is not allowed: the aggregation sets it`);
@@ -68,6 +78,21 @@ export async function stampAggregate(
   });
   // The log's checkpoint must extend every one of it seen before (docs/cli.md).
   await checkLog(client, await servedKeys(client), result.files[0]?.document.evidence.tlogProof);
+  // With witnesses, the shared proof's checkpoint must carry their quorum (waited for, then brought up).
+  const shared = result.files[0]?.document;
+  let rejected: LogCheckError | undefined;
+  const witnessed =
+    witnesses === undefined || shared === undefined
+      ? undefined
+      : await witnessedEvidence(client, shared.proof, shared.evidence, await servedKeys(client), witnesses, {
+          waitMs: witnessWaitMs,
+        }).catch((error: unknown) => {
+          // A rejected checkpoint: the files are still written, with the log's checkpoint, then it fails.
+          if (!(error instanceof LogCheckError)) throw error;
+          rejected = error;
+          return undefined;
+        });
+  if (witnessed !== undefined) for (const file of result.files) file.document.evidence = witnessed.evidence;
   for (const file of result.files)
     await writeFile(`${file.path}.proof.json`, JSON.stringify(file.document, null, 2) + '\n');
   const ots = values.ots ? await writeOtsFiles(client, result) : undefined;
@@ -103,6 +128,11 @@ export async function stampAggregate(
           : 'no .ots files yet: no anchored checkpoint holds the proof; run the same command again later',
       );
   }
+  if (rejected !== undefined) throw rejected;
+  if (witnessed?.problem !== undefined)
+    throw new WitnessQuorumError(
+      `${witnessed.problem}. The proof is made and its files written with the checkpoint the log gave; hashproof verify --online with the same --witness options brings a proof file up to a cosigned checkpoint later`,
+    );
   return EXIT.ok;
 }
 

@@ -1,15 +1,30 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LABEL_MAX_LENGTH, SINGLE_LINE_PATTERN } from '../../core/field-rules.ts';
-import { hashFile, hashStream, type HashproofClient, type ManifestKey } from '../../client/client.ts';
+import {
+  hashFile,
+  hashStream,
+  LogCheckError,
+  type HashproofClient,
+  type ManifestKey,
+  type WitnessPolicy,
+} from '../../client/client.ts';
 import { checkLog } from './log-memory.ts';
 import { idempotencyKeyOf, stampManyFiles, type StampResult } from './stamp-many.ts';
 import { EXIT, escapeControl, jsonSafe, print, printJson, UsageError } from '../output.ts';
 import { stampProgress, type StampInput } from './progress.ts';
 import { servedKeys } from './trusted-keys.ts';
+import {
+  witnessedEvidence,
+  witnessesOf,
+  witnessProofFiles,
+  WitnessQuorumError,
+  witnessWaitOf,
+  type WitnessValues,
+} from './witnesses.ts';
 
 /** The options of `hashproof stamp`. */
-interface StampValues {
+interface StampValues extends WitnessValues {
   label?: string;
   metadata?: string[];
   out?: string;
@@ -31,6 +46,8 @@ export async function stamp(client: HashproofClient, paths: string[], values: St
       'stamp - takes no other inputs (its proof file goes to standard output, or to --out)',
     );
   if (values.label !== undefined) checkLabel(values.label);
+  const policy = witnessesOf(values);
+  const witnesses = policy && { policy, waitMs: witnessWaitOf(values), problems: [] as string[] };
   const results = await stampFiles(client, files, {
     label: values.label,
     metadata,
@@ -38,8 +55,19 @@ export async function stamp(client: HashproofClient, paths: string[], values: St
     json: values.json,
     keys: () => servedKeys(client),
     print,
+    ...(witnesses === undefined ? {} : { witnesses }),
   });
+  if (witnesses !== undefined && files.length > 1) {
+    // Many files: their proof files are brought up together to one cosigned checkpoint.
+    const written = results.flatMap((r) => (r.proofFile === null ? [] : [r.proofFile]));
+    const problem = await witnessProofFiles(client, written, await servedKeys(client), witnesses);
+    if (problem !== undefined) witnesses.problems.push(problem);
+  }
   if (values.json) printJson(results.length === 1 ? results[0] : results);
+  if (witnesses !== undefined && witnesses.problems.length > 0)
+    throw new WitnessQuorumError(
+      `${witnesses.problems[0]}. The proof${files.length === 1 ? ' is' : 's are'} made and written with the checkpoint the log gave; hashproof verify --online with the same --witness options brings a proof file up to a cosigned checkpoint later`,
+    );
   return EXIT.ok;
 }
 
@@ -94,6 +122,11 @@ export interface StampOptions {
   /** The service's key manifest, fetched once. */
   keys: () => Promise<ManifestKey[]>;
   print: (line: string) => void;
+  /**
+   * Witnesses whose quorum must cosign each proof's checkpoint (one file; many are brought up after):
+   * waited for at most `waitMs`; why it was not met goes to `problems`.
+   */
+  witnesses?: { policy: WitnessPolicy; waitMs: number; problems: string[] };
 }
 
 /**
@@ -113,6 +146,7 @@ export async function stampFiles(
   if (files.length > 1) return stampManyFiles(client, files, inputs, options);
   const progress = stampProgress(inputs, process.stderr, options.print);
   const results: StampResult[] = [];
+  let rejected: LogCheckError | undefined;
   // The progress line goes away before any error is told.
   try {
     for (const input of inputs) {
@@ -136,12 +170,27 @@ export async function stampFiles(
         ? (await options.keys()).find((k) => k.keyId === receiptKeyId)
         : undefined;
       // The RFC 3161 token with its TSA chain, and the log's inclusion proof once the proof is in it.
-      const evidence = await client.evidence(result.proof.id);
+      let evidence = await client.evidence(result.proof.id);
       // Once integrated, the proof names its place there, which its inclusion proof must then prove.
       const proof =
         evidence.tlogProof === undefined ? result.proof : (await client.getProof(result.proof.id)).proof;
       // The log's checkpoint must extend every one of it seen before (docs/cli.md).
       await checkLog(client, await options.keys(), evidence.tlogProof);
+      if (options.witnesses !== undefined) {
+        const { policy, waitMs, problems } = options.witnesses;
+        try {
+          const witnessed = await witnessedEvidence(client, proof, evidence, await options.keys(), policy, {
+            waitMs,
+          });
+          evidence = witnessed.evidence;
+          if (witnessed.problem !== undefined) problems.push(witnessed.problem);
+        } catch (error) {
+          // A checkpoint rejected (a witness's line that does not verify): the proof file is still
+          // written, with the checkpoint the log gave, before the command fails.
+          if (!(error instanceof LogCheckError)) throw error;
+          rejected = error;
+        }
+      }
       const document = {
         proof,
         links: { proof: pageUrl, verify: client.baseUrl + result.links.verify },
@@ -177,5 +226,6 @@ export async function stampFiles(
   } finally {
     progress.end();
   }
+  if (rejected !== undefined) throw rejected;
   return results;
 }

@@ -14,6 +14,7 @@ import { claimedHeights, fetchBitcoinHeaders } from './bitcoin-headers.ts';
 import { checkLog } from './log-memory.ts';
 import { EXIT, printJson, printSafe, UsageError } from '../output.ts';
 import { onlineKeys, pinnedKeys, rememberedKeys, type TrustedKeys } from './trusted-keys.ts';
+import { witnessedEvidence, witnessesOf, witnessWaitOf, type WitnessValues } from './witnesses.ts';
 
 /** The largest proof file read: one with its evidence and anchors is a few tens of kilobytes. */
 const MAX_PROOF_FILE_BYTES = 4 << 20;
@@ -46,7 +47,7 @@ export async function verify(
 }
 
 /** How `verify` checks: the keys it trusts, whether it asks the service, the outside roots of anchors. */
-export interface VerifyOptions {
+export interface VerifyOptions extends WitnessValues {
   online?: boolean;
   keys?: string;
   'tsa-roots'?: string;
@@ -73,6 +74,8 @@ export async function verdictOf(
   timeoutMs = 30_000,
 ): Promise<Verdict> {
   if (file === undefined) throw new UsageError('verify needs a file, or - and a proof file');
+  const witnesses = witnessesOf(values);
+  const witnessWaitMs = witnessWaitOf(values);
   const headersUrl = values['bitcoin-headers'];
   if (headersUrl !== undefined && !(/^https?:\/\//.test(headersUrl) && URL.canParse(headersUrl)))
     throw new UsageError(
@@ -99,7 +102,33 @@ export async function verdictOf(
   // The service's log must still extend every checkpoint of it seen before (docs/cli.md).
   if (values.online) await checkLog(client, trusted.keys);
   const fetched = values.online ? await client.anchors(read.proof.id) : undefined;
-  const candidate = fetched === undefined ? document : { ...(document as object), anchors: fetched };
+  // With witnesses, --online brings the file's checkpoint up to the log's latest cosigned one.
+  // A file written before its proof joined the log names no place there: the service's record does.
+  const placed =
+    values.online && witnesses !== undefined && !read.evidence?.tlogProof && read.proof.log == null
+      ? { ...read.proof, log: (await storedProof(client, read.proof.id))?.log ?? null }
+      : read.proof;
+  const witnessed =
+    values.online && witnesses !== undefined
+      ? await witnessedEvidence(client, placed, read.evidence ?? {}, trusted.keys, witnesses, {
+          waitMs: witnessWaitMs,
+          latest: true,
+        })
+      : undefined;
+  const broughtUp =
+    witnessed !== undefined && witnessed.evidence.tlogProof !== read.evidence?.tlogProof
+      ? witnessed.evidence
+      : undefined;
+  const candidate =
+    fetched === undefined && broughtUp === undefined
+      ? document
+      : {
+          ...(document as object),
+          ...(fetched === undefined ? {} : { anchors: fetched }),
+          ...(broughtUp === undefined
+            ? {}
+            : { evidence: { ...(document as { evidence?: object }).evidence, ...broughtUp } }),
+        };
   const content = file === '-' ? { hash: await hashStream(process.stdin) } : { path: file };
   const bitcoinHeaders =
     headersUrl === undefined
@@ -108,6 +137,7 @@ export async function verdictOf(
   const verdict = await verifyProofFile(candidate, content, trusted.keys, {
     ...(roots === undefined ? {} : { tsaRoots: roots }),
     ...(bitcoinHeaders === undefined ? {} : { bitcoinHeaders }),
+    ...(witnesses === undefined ? {} : { witnesses }),
   });
   const { checks, problems } = verdict;
   if (fetched === undefined && read.anchors === undefined)
@@ -127,12 +157,19 @@ export async function verdictOf(
     );
     if (signature.status !== 'valid') problems.push(`signature: ${signature.message}`);
   }
+  if (witnessed?.problem !== undefined && problems.some((line) => line.startsWith('witnesses:'))) {
+    checks.push({ name: 'witnesses online', status: 'unavailable', message: witnessed.problem });
+    problems.push(`witnesses online: ${witnessed.problem}`);
+  }
   const verified = problems.length === 0;
-  if (fetched !== undefined) {
-    // Anchors from the service are written into the proof file only when the whole file verifies with
-    // them: a service that lies can fail a check, never spoil a good proof file.
+  if (fetched !== undefined || broughtUp !== undefined) {
+    // Anchors and a checkpoint from the service are written into the proof file only when the whole
+    // file verifies with them: a service that lies can fail a check, never spoil a good proof file.
     if (verified) await saveProofFile(path, candidate as object);
-    else problems.push(`the anchors the service sent were not saved: ${path} is left as it was`);
+    else
+      problems.push(
+        `the ${fetched === undefined ? 'checkpoint' : 'anchors'} the service sent ${fetched === undefined ? 'was' : 'were'} not saved: ${path} is left as it was`,
+      );
   }
   return { verified, proofId: read.proof.id, trustedKeys: trusted.source, checks, problems };
 }
@@ -158,6 +195,16 @@ async function trustedKeys(
       ? service
       : client.baseUrl,
   );
+}
+
+/** The service's record of a proof; undefined when it has none (the verdict then says so). */
+async function storedProof(client: HashproofClient, id: string): Promise<ProofFile['proof'] | undefined> {
+  try {
+    return (await client.getProof(id)).proof;
+  } catch (error) {
+    if (error instanceof HashproofError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The service vouches for its stored proof: the file must be that proof, field for field. */
