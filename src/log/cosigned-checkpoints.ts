@@ -28,9 +28,12 @@ export class CosignedCheckpoints {
     this.#witnesses = witnesses;
   }
 
-  /** The largest tree size a configured witness cosigned; undefined when none did (or none is configured). */
-  newestSize(): Promise<number | undefined> {
-    return this.#store.newestSize(this.#witnesses.map((w) => w.vkey));
+  /** The largest tree size at least `quorum` configured witnesses cosigned; undefined when none (or none is configured). */
+  newestSize(quorum: number): Promise<number | undefined> {
+    return this.#store.newestSize(
+      this.#witnesses.map((w) => w.vkey),
+      quorum,
+    );
   }
 
   /** The note with the cosignatures the log has of it; the note itself when none (or no witness). */

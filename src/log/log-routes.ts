@@ -5,7 +5,7 @@ import { parseTileIndexPath } from '../core/merkle-tree.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { ConsistencyProof, ConsistencyQuery } from './log-schemas.ts';
+import { ConsistencyProof, ConsistencyQuery, CosignedQuery } from './log-schemas.ts';
 import { TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -50,15 +50,18 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         summary:
           "The largest checkpoint of the log that carries witnesses' cosignatures (C2SP tlog-cosignature lines after the log's signature)",
         tags: ['log'],
+        querystring: CosignedQuery,
         response: {
           200: { description: 'The signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
           ...errorResponses(404, 429),
         },
       },
     },
-    async (_request, reply) => {
-      const note = await ctx.log.newestCosigned();
-      if (note === undefined) throw notFound('cosigned checkpoint: no witness has cosigned one yet');
+    async (request, reply) => {
+      const quorum = request.query.witnesses ?? 1;
+      const note = await ctx.log.newestCosigned(quorum);
+      if (note === undefined)
+        throw notFound(`checkpoint cosigned by ${quorum} of the configured witnesses yet`);
       return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(note);
     },
   );

@@ -56,7 +56,10 @@ interface LogServiceDeps extends LogParts {
    * Adds the witnesses' cosignature lines the log has of a checkpoint to its signed note
    * (cosigned-checkpoints.ts); without it, checkpoints are served as signed.
    */
-  cosignatures?: { cosigned(note: string): Promise<string>; newestSize(): Promise<number | undefined> };
+  cosignatures?: {
+    cosigned(note: string): Promise<string>;
+    newestSize(quorum: number): Promise<number | undefined>;
+  };
 }
 
 interface Inclusion {
@@ -174,11 +177,11 @@ export class LogService {
   }
 
   /**
-   * The largest checkpoint that carries a witness's cosignature, as served; undefined when no witness
-   * has cosigned one (or none is configured).
+   * The largest checkpoint that carries the cosignatures of at least `quorum` configured witnesses, as
+   * served; undefined when there is none (or no witness is configured).
    */
-  async newestCosigned(): Promise<string | undefined> {
-    const size = await this.#deps.cosignatures?.newestSize();
+  async newestCosigned(quorum = 1): Promise<string | undefined> {
+    const size = await this.#deps.cosignatures?.newestSize(quorum);
     const note = size === undefined ? null : await this.#deps.store.checkpointAt(size);
     if (note === null) return undefined;
     const cosigned = await this.#cosigned(note);

@@ -23,6 +23,9 @@ export interface WitnessHealth {
   lastError: string | null;
 }
 
+/** How many of the newest cosignatures a search for a cosigned size reads. */
+const NEWEST_ROWS = 1_000;
+
 export class WitnessStore {
   readonly #db: Db;
 
@@ -85,15 +88,27 @@ export class WitnessStore {
     }));
   }
 
-  /** The largest tree size that one of `witnesses` cosigned; undefined when none did. */
-  async newestSize(witnesses: readonly string[]): Promise<number | undefined> {
+  /**
+   * The largest tree size that at least `quorum` of `witnesses` cosigned, among the newest
+   * NEWEST_ROWS cosignatures of theirs (an index read, whatever the table's size); undefined when none.
+   */
+  async newestSize(witnesses: readonly string[], quorum: number): Promise<number | undefined> {
     if (witnesses.length === 0) return undefined;
-    const row = await this.#db
+    const rows = await this.#db
       .selectFrom('witness_cosignatures')
-      .select((eb) => eb.fn.max('tree_size').as('size'))
+      .select(['tree_size', 'witness'])
       .where('witness', 'in', witnesses)
-      .executeTakeFirst();
-    return row?.size == null ? undefined : Number(row.size);
+      .orderBy('tree_size', 'desc')
+      .limit(NEWEST_ROWS)
+      .execute();
+    const counts = new Map<number, number>();
+    for (const row of rows) {
+      const size = Number(row.tree_size);
+      const count = (counts.get(size) ?? 0) + 1;
+      if (count >= quorum) return size;
+      counts.set(size, count);
+    }
+    return undefined;
   }
 
   /** Every witness's recorded health. */

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import { parseCosignerKey } from '../core/cosignature.ts';
 import { openNote, parseCheckpoint, parseVerifierKey } from '../core/signed-note.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
-import { adminHeaders, api, type TestServer } from '../../test/helper.ts';
+import { adminHeaders, api, expectError, type TestServer } from '../../test/helper.ts';
 import { GO_NOTE_MISSING, goOpenNotes } from '../../test/go-note.ts';
 import { eventually } from '../../test/wait.ts';
 import {
@@ -70,6 +70,17 @@ describe('the service asks witnesses to cosign its checkpoints', () => {
     const newest = await api(server.baseUrl, '/api/log/cosigned-checkpoint');
     assert.equal(newest.status, 200);
     assert.ok(sizeOf(newest.text) >= sizeOf(note) && lineOf(newest.text, witnesses[0]!) !== undefined);
+    const both = await api(server.baseUrl, '/api/log/cosigned-checkpoint?witnesses=2');
+    assert.ok(
+      witnesses.every((w) => lineOf(both.text, w) !== undefined),
+      both.text,
+    );
+    expectError(await api(server.baseUrl, '/api/log/cosigned-checkpoint?witnesses=3'), 404, 'not_found');
+    expectError(
+      await api(server.baseUrl, '/api/log/cosigned-checkpoint?witnesses=0'),
+      400,
+      'invalid_request',
+    );
     const verified = await api(server.baseUrl, `/api/verify/proofs/${first.id}`);
     assert.equal(verified.body.verified, true, 'the service still verifies the proof');
     // The first request had no size to start from (old 0, no proof); each later one proves consistency.

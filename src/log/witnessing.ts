@@ -63,7 +63,8 @@ export interface WitnessStatus {
 
 /**
  * Asks the configured witnesses to cosign the log's checkpoints (C2SP tlog-witness): after each new
- * checkpoint, at most once per WITNESS_INTERVAL_MS a witness, it sends `add-checkpoint` with the
+ * checkpoint, in rounds at most once per WITNESS_INTERVAL_MS (every witness is sent the round's
+ * checkpoint), it sends `add-checkpoint` with the
  * consistency proof from the size the witness last cosigned, follows a 409 to the size the witness
  * holds, and stores each cosignature that verifies against the witness's key. One instance does it
  * (a lease in the database); each witness has at most one request open, and nothing here is on the
@@ -77,8 +78,13 @@ export class WitnessWorker {
   readonly witnesses: Witness[];
   /** The request open to each witness, by verifier key. */
   readonly #open = new Map<string, Promise<void>>();
-  /** When each witness was last sent a checkpoint by this instance. */
-  readonly #sentAt = new Map<string, number>();
+  /**
+   * The checkpoint of the current round and when the round began: every witness is sent that one, so
+   * that they cosign the same checkpoints (a quorum needs cosignatures of one checkpoint), a witness
+   * still busy with an earlier one joining when it is free. A new round begins at most once per
+   * WITNESS_INTERVAL_MS, when the log grew.
+   */
+  #round: { checkpoint: SignedCheckpoint; startedAt: number } | undefined;
   #stopping = new AbortController();
 
   constructor(deps: WitnessWorkerDeps) {
@@ -119,21 +125,29 @@ export class WitnessWorker {
   }
 
   /**
-   * One step: with the lease, sends the newest checkpoint to each witness that has no cosignature of
-   * it, no request open, and is due (its interval, or its retry after failures). Returns ms until the
-   * next step.
+   * One step: with the lease, begins a new round when the log grew and the last round is at least
+   * WITNESS_INTERVAL_MS old, and sends the round's checkpoint to each witness that has no cosignature
+   * of it, no request open, and no retry pending after failures. Returns ms until the next step.
    */
   async step(): Promise<number> {
     const { store, clock, config, latest } = this.#deps;
     const now = clock.now();
     if (!(await store.lease(this.#holder, now, now + LEASE_MS))) return POLL_MS;
-    const checkpoint = await latest();
+    const newest = await latest();
     // An empty tree has nothing to witness.
-    if (checkpoint === undefined || checkpoint.treeSize === 0) return POLL_MS;
+    if (newest === undefined || newest.treeSize === 0) return POLL_MS;
+    let next = POLL_MS;
+    const round = this.#round;
+    if (
+      round === undefined ||
+      (newest.treeSize > round.checkpoint.treeSize && now >= round.startedAt + config.intervalMs)
+    )
+      this.#round = { checkpoint: newest, startedAt: now };
+    else if (newest.treeSize > round.checkpoint.treeSize) next = round.startedAt + config.intervalMs - now;
+    const { checkpoint } = this.#round!;
     const [health, cosigned] = await Promise.all([store.health(), store.at(checkpoint.treeSize)]);
     const healthOf = new Map(health.map((h) => [h.witness, h]));
     const have = new Set(cosigned.map((c) => c.witness));
-    let next = POLL_MS;
     for (const witness of this.witnesses) {
       if (have.has(witness.vkey) || this.#open.has(witness.vkey)) continue;
       const h = healthOf.get(witness.vkey);
@@ -141,12 +155,10 @@ export class WitnessWorker {
         h !== undefined && h.failures > 0 && h.lastFailureAt !== null
           ? h.lastFailureAt + Math.min(1_000 * 2 ** (h.failures - 1), MAX_RETRY_MS)
           : -Infinity;
-      const dueAt = Math.max((this.#sentAt.get(witness.vkey) ?? -Infinity) + config.intervalMs, retryAt);
-      if (now < dueAt) {
-        next = Math.min(next, dueAt - now);
+      if (now < retryAt) {
+        next = Math.min(next, retryAt - now);
         continue;
       }
-      this.#sentAt.set(witness.vkey, now);
       const request = this.#ask(witness, checkpoint, h).finally(() => {
         this.#open.delete(witness.vkey);
         // The witness is free again: look whether a newer checkpoint waits for it.
@@ -158,11 +170,11 @@ export class WitnessWorker {
   }
 
   /** Sends one witness the checkpoint, following one 409; records what came of it. Never throws. */
-  async #ask(witness: Witness, newest: SignedCheckpoint, health: WitnessHealth | undefined): Promise<void> {
+  async #ask(witness: Witness, sent: SignedCheckpoint, health: WitnessHealth | undefined): Promise<void> {
     const { store, clock, logger } = this.#deps;
     let known = health?.cosignedSize ?? 0;
     let learned: number | undefined;
-    let checkpoint = newest;
+    let checkpoint = sent;
     const name = witness.cosigner.name;
     try {
       for (let attempt = 0; ; attempt++) {
