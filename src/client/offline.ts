@@ -7,6 +7,7 @@ export { hashFile, hashStream, type Content } from './content-hash.ts';
 import { checkAnchors, type ProofAnchors } from '../verify/anchor-checks.ts';
 import { verifyProof, type VerifiableProof } from '../verify/proof-verifier.ts';
 import { witnessChecks, type WitnessPolicy } from './witness-quorum.ts';
+import type { OfflineCheck } from './offline-check.ts';
 
 /**
  * What checks a proof offline beyond its receipt, saved with it by `hashproof stamp`: the RFC 3161
@@ -40,11 +41,7 @@ export interface PublicKeyEntry {
  * check the verdict requires fails the proof; `unchecked`: reported, and not counted as evidence either
  * way (the HMAC offline, an outside root not given, a calendar's pending or unchecked claim).
  */
-export interface OfflineCheck {
-  name: string;
-  status: 'valid' | 'invalid' | 'unavailable' | 'unchecked';
-  message: string;
-}
+export type { OfflineCheck } from './offline-check.ts';
 
 /** A key of the manifest as the service publishes it, with its use and (for the log) its verifier key. */
 export type ManifestKey = PublicKeyEntry & { use?: string; verifierKey?: string; publicKeyPem?: string };

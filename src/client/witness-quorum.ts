@@ -6,7 +6,7 @@ import {
   type Cosigner,
 } from '../core/cosignature.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
-import type { OfflineCheck } from './offline.ts';
+import type { OfflineCheck } from './offline-check.ts';
 
 /**
  * Witnesses a client requires (docs/verification.md, "Witnesses"): a checkpoint counts only when at
