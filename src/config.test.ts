@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
+import { generateCosignerKey } from './core/cosignature.ts';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
@@ -33,6 +34,7 @@ test('no variables at all: the embedded default in demo mode on 127.0.0.1:8080',
     allowPrivateUrls: false,
     bitcoinHeadersUrl: undefined,
   });
+  assert.deepEqual(config.witnesses, { witnesses: [], intervalMs: 1_000, allowPrivateUrls: false });
   assert.ok(Object.isFrozen(config));
 });
 
@@ -51,6 +53,40 @@ test('anchor lists: comma-separated URLs, trailing slashes and repeats dropped',
     allowPrivateUrls: true,
     bitcoinHeadersUrl: 'https://blockstream.info/api',
   });
+});
+
+test('witnesses: <verifier key>@<url>, a key name may hold "@", a URL its credentials', () => {
+  const a = generateCosignerKey('witness.example/a');
+  const b = generateCosignerKey('ops@witness.example');
+  const { witnesses } = loadConfig({
+    WITNESSES: ` ${a.vkey}@https://w.example/prefix/ ,${b.vkey}@http://user:pw@10.0.0.1:8090,`,
+    WITNESS_INTERVAL_MS: '250',
+    WITNESS_ALLOW_PRIVATE_URLS: 'true',
+  });
+  assert.deepEqual(witnesses, {
+    witnesses: [
+      { vkey: a.vkey, url: 'https://w.example/prefix' },
+      { vkey: b.vkey, url: 'http://user:pw@10.0.0.1:8090' },
+    ],
+    intervalMs: 250,
+    allowPrivateUrls: true,
+  });
+  const ml = a.vkey.replace(/\+[^+]*$/, '+BgAA');
+  const bad = (value: string) => problemsOf({ WITNESSES: value });
+  for (const value of [
+    'https://w.example',
+    `${a.vkey}`,
+    `${a.vkey}@ftp://w.example`,
+    `${a.vkey.slice(0, -4)}AAAA@https://w.example`,
+    `${ml}@https://w.example`,
+    `${a.vkey}@https://a.example,${a.vkey}@https://b.example`,
+    `${a.vkey}@https://[::1`,
+  ]) {
+    const problems = bad(value);
+    assert.equal(problems.length, 1, `${value}: ${problems.join(' | ')}`);
+    assert.match(problems[0] ?? '', /^WITNESSES: /);
+  }
+  assert.doesNotMatch(bad(`${a.vkey}@https://user:secret@[::1`)[0] ?? '', /secret/, 'no credentials shown');
 });
 
 test('variables are read as documented', () => {
@@ -101,6 +137,9 @@ test('each bad variable gets one line naming it', () => {
     [{ ANCHOR_OTS_CALENDARS: 'https://a.example,ftp://b.example' }, 'ANCHOR_OTS_CALENDARS:'],
     [{ ANCHOR_INTERVAL_MS: '5' }, 'ANCHOR_INTERVAL_MS:'],
     [{ ANCHOR_ALLOW_PRIVATE_URLS: 'yes' }, 'ANCHOR_ALLOW_PRIVATE_URLS:'],
+    [{ WITNESSES: 'nobody@https://w.example' }, 'WITNESSES:'],
+    [{ WITNESS_INTERVAL_MS: 'soon' }, 'WITNESS_INTERVAL_MS:'],
+    [{ WITNESS_ALLOW_PRIVATE_URLS: 'maybe' }, 'WITNESS_ALLOW_PRIVATE_URLS:'],
     [{ BITCOIN_HEADERS_URL: 'https://a.example,https://b.example' }, 'BITCOIN_HEADERS_URL:'],
     [{ SERVICE_ADMIN_KEY: 'short' }, 'SERVICE_ADMIN_KEY:'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL:'],

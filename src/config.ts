@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseCosignerKey } from './core/cosignature.ts';
 
 type PaymentMode = 'demo' | 'x402';
 
@@ -53,6 +54,24 @@ export interface Config {
   metricsPort: number | undefined;
   /** Outside anchors of the log's checkpoints (docs/deploy.md, "Anchors"); both lists empty: none. */
   anchors: AnchorConfig;
+  /** Witnesses asked to cosign the log's checkpoints (docs/witnesses.md); an empty list: none. */
+  witnesses: WitnessConfig;
+}
+
+/** One witness (C2SP tlog-witness): its verifier key and the URL prefix of its `add-checkpoint`. */
+export interface WitnessEndpoint {
+  /** `<name>+<hex key id>+<base64(0x04 ‖ Ed25519 public key)>` (C2SP tlog-cosignature v1). */
+  vkey: string;
+  /** The submission prefix, as configured (credentials, if any, are used and never shown). */
+  url: string;
+}
+
+export interface WitnessConfig {
+  witnesses: WitnessEndpoint[];
+  /** Each witness is sent a new checkpoint at most this often. */
+  intervalMs: number;
+  /** Loopback, private and link-local witness addresses are allowed (tests). */
+  allowPrivateUrls: boolean;
 }
 
 export interface AnchorConfig {
@@ -216,6 +235,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bitcoinHeadersUrl: headerServers[0],
   };
 
+  const witnesses: WitnessConfig = {
+    witnesses: witnessList(read('WITNESSES'), problems),
+    intervalMs: integer('WITNESS_INTERVAL_MS', 1_000, 10, 86_400_000),
+    allowPrivateUrls: boolean('WITNESS_ALLOW_PRIVATE_URLS'),
+  };
+
   const adminKey = read('SERVICE_ADMIN_KEY');
   if (adminKey !== undefined && adminKey.length < 16) {
     problems.push('SERVICE_ADMIN_KEY: must be at least 16 characters');
@@ -245,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     securityContact: contactUri(read('SECURITY_CONTACT')),
     anchors,
+    witnesses,
     metricsPort: read('METRICS_PORT') === undefined ? undefined : integer('METRICS_PORT', 0, 0, 65535),
   };
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
@@ -252,6 +278,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/**
+ * WITNESSES: comma-separated `<verifier key>@<url>`. A key name may hold `@` (and no `+`), so the key
+ * ends at the first `@http://` or `@https://` after its second `+`. One problem line for the variable.
+ */
+function witnessList(raw: string | undefined, problems: string[]): WitnessEndpoint[] {
+  const found: WitnessEndpoint[] = [];
+  const bad: string[] = [];
+  const entries = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const afterId = entry.indexOf('+', entry.indexOf('+') + 1);
+    const at = afterId < 0 ? -1 : entry.slice(afterId).search(/@https?:\/\//);
+    if (at < 0) {
+      bad.push(`entry ${i + 1} is not <verifier key>@<http(s) URL>`);
+      continue;
+    }
+    const vkey = entry.slice(0, afterId + at);
+    const url = entry.slice(afterId + at + 1).replace(/\/+$/, '');
+    try {
+      parseCosignerKey(vkey);
+    } catch (error) {
+      bad.push(`"${vkey}": ${(error as Error).message}`);
+      continue;
+    }
+    if (!URL.canParse(url)) bad.push(`the URL of "${vkey}" does not parse`);
+    else if (found.some((w) => w.vkey === vkey)) bad.push(`"${vkey}" is listed twice`);
+    else found.push({ vkey, url });
+  }
+  if (bad.length > 0) problems.push(`WITNESSES: ${bad.join('; ')}`);
+  return found;
 }
 
 /**

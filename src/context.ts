@@ -18,6 +18,9 @@ import { LogGuard } from './log/log-guard.ts';
 import { LogService, logOrigin } from './log/log-service.ts';
 import { createLogStore } from './log/log-store.ts';
 import { Sequencer } from './log/sequencer.ts';
+import { CosignedCheckpoints } from './log/cosigned-checkpoints.ts';
+import { WitnessStore } from './log/witness-store.ts';
+import { WitnessWorker, witnessesOf } from './log/witnessing.ts';
 import { proofLeafSource } from './proofs/log-leaves.ts';
 import { proofFigures } from './proofs/proof-figures-store.ts';
 import { Tsa } from './tsa/tsa.ts';
@@ -45,6 +48,8 @@ export interface AppContext {
   log: LogService;
   /** The one writer of the log on this instance, started by `start`, stopped by `close`. */
   sequencer: Sequencer;
+  /** Asks the witnesses to cosign the log's checkpoints (one instance, by lease), started by `start`. */
+  witnessing: WitnessWorker;
   /** The anchors of the log's checkpoints by outside authorities and calendars: their reads. */
   anchors: AnchorsService;
   /** The one anchoring worker of the deployment (a lease picks the instance), started by `start`. */
@@ -131,6 +136,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const leaves = proofLeafSource(db, database.engine);
   // The record of the checkpoints the log published, outside the database (docs/deploy.md).
   const guard = new LogGuard({ dir: config.logStateDir, logger });
+  const witnessStore = new WitnessStore(db);
   const transparencyLog = new LogService({
     store: logStore,
     leaves,
@@ -138,6 +144,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     origin: logOrigin(config.publicBaseUrl),
     logger,
     guard,
+    cosignatures: new CosignedCheckpoints(witnessStore, witnessesOf(config.witnesses)),
   });
   await transparencyLog.open();
   await guard.open(transparencyLog.origin, transparencyLog.verifierKey);
@@ -145,6 +152,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     store: new AnchorStore(db),
     config: config.anchors,
     latest: () => transparencyLog.latest(),
+    clock,
+    logger,
+  });
+  const witnessing = new WitnessWorker({
+    store: witnessStore,
+    config: config.witnesses,
+    latest: (atLeast) => transparencyLog.latest(atLeast),
+    consistency: (from, to) => transparencyLog.consistency(from, to),
     clock,
     logger,
   });
@@ -159,6 +174,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     onSigned: (checkpoint) => {
       transparencyLog.remember(checkpoint);
       anchoring.nudge();
+      witnessing.nudge();
     },
   });
   // Before any request: a database behind the published log is told at once (and on /health).
@@ -193,6 +209,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     logBacklog: () => transparencyLog.backlog(),
     anchors: () => anchors.status(),
     webhookBacklog: () => webhooks.pendingDeliveries(),
+    ...(witnessing.enabled ? { witnesses: () => witnessing.status() } : {}),
     ...(database.pool ? { pool: database.pool } : {}),
     now: () => clock.now(),
   });
@@ -212,6 +229,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     sequencer,
     anchors,
     anchoring,
+    witnessing,
     metrics,
     tsa,
     stats,
@@ -219,12 +237,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       dispatcher.start();
       sequencer.start();
       anchoring.start();
+      witnessing.start();
     },
     async close() {
       await dispatcher.stop();
       await proofs.drain();
       await sequencer.stop();
       await anchoring.stop();
+      await witnessing.stop();
       await accounts.flush();
       await database.close();
       await signing.close();

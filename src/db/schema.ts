@@ -220,7 +220,40 @@ interface AnchorLeaseTable {
   expires_at: number;
 }
 
+/** A witness's cosignature of one checkpoint, checked against its key (migration 0014). */
+interface WitnessCosignaturesTable {
+  tree_size: number;
+  /** The witness's verifier key (`<name>+<hex id>+<base64>`). */
+  witness: string;
+  /** The cosigned checkpoint's root, base64. */
+  root_hash: string;
+  /** The signature line, without its final newline. */
+  line: string;
+  /** The cosignature's own timestamp, POSIX seconds. */
+  cosigned_at: number;
+  created_at: number;
+}
+
+interface WitnessStatusTable {
+  witness: string;
+  /** The tree size the witness last cosigned, as it said (200, or a 409's size); null before it said. */
+  cosigned_size: number | null;
+  failures: Generated<number>;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  last_error: string | null;
+}
+
+interface WitnessLeaseTable {
+  id: number;
+  holder: string | null;
+  expires_at: number;
+}
+
 export interface Database {
+  witness_cosignatures: WitnessCosignaturesTable;
+  witness_status: WitnessStatusTable;
+  witness_lease: WitnessLeaseTable;
   anchors: AnchorsTable;
   anchor_tokens: AnchorTokensTable;
   anchor_calendars: AnchorCalendarsTable;

@@ -5,7 +5,7 @@ import { parseTileIndexPath } from '../core/merkle-tree.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../http/openapi.ts';
-import { ConsistencyProof, ConsistencyQuery } from './log-schemas.ts';
+import { ConsistencyProof, ConsistencyQuery, CosignedQuery } from './log-schemas.ts';
 import { TILE_WIDTH } from '../core/tlog-tiles.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -27,7 +27,8 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/log/checkpoint',
     {
       schema: {
-        summary: 'The latest signed checkpoint of the log (C2SP tlog-checkpoint, a signed note)',
+        summary:
+          "The latest signed checkpoint of the log (C2SP tlog-checkpoint, a signed note), with the witnesses' cosignatures it has",
         tags: ['log'],
         response: {
           200: { description: 'The signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -36,9 +37,32 @@ export async function logRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       },
     },
     async (_request, reply) => {
-      const latest = await ctx.log.latest();
+      const latest = await ctx.log.served();
       if (latest === undefined) throw notFound('checkpoint yet: the log starts within a second');
-      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(latest.checkpoint);
+      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(latest);
+    },
+  );
+
+  api.get(
+    '/api/log/cosigned-checkpoint',
+    {
+      schema: {
+        summary:
+          "The largest checkpoint of the log that carries witnesses' cosignatures (C2SP tlog-cosignature lines after the log's signature)",
+        tags: ['log'],
+        querystring: CosignedQuery,
+        response: {
+          200: { description: 'The signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
+          ...errorResponses(404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const quorum = request.query.witnesses ?? 1;
+      const note = await ctx.log.newestCosigned(quorum);
+      if (note === undefined)
+        throw notFound(`checkpoint cosigned by ${quorum} of the configured witnesses yet`);
+      return reply.header('Content-Type', text).header('Cache-Control', FRESH).send(note);
     },
   );
 

@@ -25,3 +25,15 @@ export const InclusionProof = Type.Object({
   }),
 });
 export const ConsistencyProof = Type.Object({ from: TreeSize, to: TreeSize, hashes: Type.Array(Base64Hash) });
+export const CosignedQuery = Type.Object(
+  {
+    witnesses: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 64,
+        description: 'How many of the configured witnesses must have cosigned it (default 1).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

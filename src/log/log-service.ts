@@ -52,6 +52,14 @@ interface LogServiceDeps extends LogParts {
   leaves: Pick<LeafSource, 'leaves' | 'backlog'>;
   /** Knows whether the log is consistent with the checkpoints it published (the sequencer's guard). */
   guard: Pick<LogGuard, 'problem'>;
+  /**
+   * Adds the witnesses' cosignature lines the log has of a checkpoint to its signed note
+   * (cosigned-checkpoints.ts); without it, checkpoints are served as signed.
+   */
+  cosignatures?: {
+    cosigned(note: string): Promise<string>;
+    newestSize(quorum: number): Promise<number | undefined>;
+  };
 }
 
 interface Inclusion {
@@ -162,6 +170,28 @@ export class LogService {
     return checkpoint;
   }
 
+  /** The newest checkpoint as served: its signed note with the witnesses' cosignatures the log has. */
+  async served(): Promise<string | undefined> {
+    const latest = await this.latest();
+    return latest === undefined ? undefined : this.#cosigned(latest.checkpoint);
+  }
+
+  /**
+   * The largest checkpoint that carries the cosignatures of at least `quorum` configured witnesses, as
+   * served; undefined when there is none (or no witness is configured).
+   */
+  async newestCosigned(quorum = 1): Promise<string | undefined> {
+    const size = await this.#deps.cosignatures?.newestSize(quorum);
+    const note = size === undefined ? null : await this.#deps.store.checkpointAt(size);
+    if (note === null) return undefined;
+    const cosigned = await this.#cosigned(note);
+    return cosigned === note ? undefined : cosigned;
+  }
+
+  #cosigned(note: string): Promise<string> {
+    return this.#deps.cosignatures?.cosigned(note) ?? Promise.resolve(note);
+  }
+
   async #treeSize(atLeast: number): Promise<number> {
     return (await this.latest(atLeast))?.treeSize ?? 0;
   }
@@ -201,12 +231,13 @@ export class LogService {
     const hashes = Array.from({ length: packed.length / HASH_BYTES }, (_, i) =>
       packed.subarray(HASH_BYTES * i, HASH_BYTES * (i + 1)),
     );
+    const note = size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size);
     return {
       leafIndex,
       treeSize: size,
       rootHash: Buffer.from(root),
       hashes,
-      checkpoint: size === current && latest ? latest.checkpoint : await this.#deps.store.checkpointAt(size),
+      checkpoint: note === null ? null : await this.#cosigned(note),
     };
   }
 

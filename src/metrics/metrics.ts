@@ -30,6 +30,10 @@ export interface MetricsSources {
   >;
   /** Webhook deliveries waiting for their next attempt. */
   webhookBacklog: () => Promise<number>;
+  /** Each configured witness (`WitnessWorker.status`); empty when none is. */
+  witnesses?: () => Promise<
+    { name: string; url: string; cosignedSize: number | null; consecutiveFailures: number }[]
+  >;
   /** PostgreSQL's pool; absent on the embedded database. */
   pool?: () => { total: number; idle: number; waiting: number };
   now: () => number;
@@ -135,9 +139,49 @@ export class ServiceMetrics {
   }
 }
 
+type GaugeMaker = <L extends string>(
+  name: string,
+  help: string,
+  collect: (g: Gauge<L>) => Promise<void> | void,
+  labelNames?: L[],
+) => Gauge<L>;
+
+/** Per witness: the tree size it last cosigned, how far it is behind the log, and its failures in a row. */
+function witnessGauges(
+  gauge: GaugeMaker,
+  witnesses: NonNullable<MetricsSources['witnesses']>,
+  treeSize: MetricsSources['treeSize'],
+): void {
+  const each =
+    (set: (w: Awaited<ReturnType<typeof witnesses>>[number], size: number) => number) =>
+    async (g: Gauge<'witness' | 'url'>) => {
+      g.reset();
+      const [list, size] = await Promise.all([witnesses(), treeSize()]);
+      for (const w of list) g.set({ witness: w.name, url: w.url }, set(w, size ?? 0));
+    };
+  gauge(
+    'witness_cosigned_tree_size',
+    'The tree size each witness last said it cosigned; 0 before it said.',
+    each((w) => w.cosignedSize ?? 0),
+    ['witness', 'url'],
+  );
+  gauge(
+    'witness_lag_entries',
+    'Entries of the newest checkpoint that each witness has not cosigned yet.',
+    each((w, size) => Math.max(0, size - (w.cosignedSize ?? 0))),
+    ['witness', 'url'],
+  );
+  gauge(
+    'witness_consecutive_failures',
+    'Consecutive failed requests to each witness (or answers that did not verify); 0 when it cosigns.',
+    each((w) => w.consecutiveFailures),
+    ['witness', 'url'],
+  );
+}
+
 /** Gauges read from the database and the services at each scrape. */
 function scrapedGauges(sources: MetricsSources, registers: Registry[]): void {
-  const gauge = <L extends string>(
+  const gauge: GaugeMaker = <L extends string>(
     name: string,
     help: string,
     collect: (g: Gauge<L>) => Promise<void> | void,
@@ -197,6 +241,8 @@ function scrapedGauges(sources: MetricsSources, registers: Registry[]): void {
     },
     ['url', 'kind'],
   );
+  const witnesses = sources.witnesses;
+  if (witnesses !== undefined) witnessGauges(gauge, once(witnesses), sources.treeSize);
   gauge('webhook_pending_deliveries', 'Webhook deliveries waiting for their next attempt.', async (g) => {
     g.set(await sources.webhookBacklog());
   });

@@ -80,14 +80,19 @@ export async function documentRoutes(app: FastifyInstance, ctx: AppContext): Pro
       let isDatabaseUp = true;
       let totals = null;
       let anchors = null;
+      let witnesses = null;
       try {
         await ctx.database.ping();
-        [totals, anchors] = await Promise.all([ctx.stats.totals(), ctx.anchors.status()]);
+        [totals, anchors, witnesses] = await Promise.all([
+          ctx.stats.totals(),
+          ctx.anchors.status(),
+          ctx.witnessing.status(),
+        ]);
       } catch (error) {
         isDatabaseUp = false;
         app.log.warn({ err: error }, 'status: the database does not answer');
       }
-      return buildStatus(facts(), { startedAtMs, isDatabaseUp, totals, anchors });
+      return buildStatus(facts(), { startedAtMs, isDatabaseUp, totals, anchors, witnesses });
     },
   );
 

@@ -269,6 +269,21 @@ const AnchorsStatus = Type.Object(
   { description: 'Outside anchors of the log\'s checkpoints (docs/deploy.md, "Anchors").' },
 );
 
+const WitnessStatus = Type.Object({
+  name: Type.String({ description: "The witness's key name." }),
+  keyId: Type.String({ description: 'Its key id, hex (C2SP tlog-cosignature v1).' }),
+  url: Type.String({ description: 'Its submission prefix, without credentials.' }),
+  state: Type.Union([Type.Literal('ok'), Type.Literal('failing')], {
+    description: '`failing`: its last request failed, or what it answered did not verify.',
+  }),
+  consecutiveFailures: Type.Integer(),
+  lastError: Nullable(Type.String()),
+  cosignedSize: Nullable(
+    Type.Integer({ description: 'The tree size the witness last said it cosigned; null before it said.' }),
+  ),
+  lastSuccessAt: Nullable(Type.String({ format: 'date-time' })),
+});
+
 export const Status = Type.Object({
   ok: Type.Boolean(),
   service: Type.String(),
@@ -287,6 +302,10 @@ export const Status = Type.Object({
     signing: Type.Object({ ok: Type.Boolean(), activeKeyId: Type.String(), keyCount: Type.Integer() }),
     payments: Type.Object({ mode: Mode, ok: Type.Boolean(), network: Nullable(Type.String()) }),
     anchors: AnchorsStatus,
+    witnesses: Type.Array(WitnessStatus, {
+      description:
+        "The witnesses that cosign the log's checkpoints (docs/witnesses.md); empty: none configured.",
+    }),
   }),
   proofs: Type.Object({
     total: Nullable(Type.Integer()),

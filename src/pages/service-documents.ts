@@ -91,6 +91,8 @@ interface RuntimeState {
   isDatabaseUp: boolean;
   totals: { total: number; latestAt: string | null } | null;
   anchors: Awaited<ReturnType<AppContextAnchors['status']>> | null;
+  /** Each witness's state; null when the database did not answer. */
+  witnesses: Awaited<ReturnType<Facts['ctx']['witnessing']['status']>> | null;
 }
 
 type AppContextAnchors = Facts['ctx']['anchors'];
@@ -128,6 +130,7 @@ export function buildStatus(facts: Facts, state: RuntimeState): Static<typeof St
           : state.anchors.enabled
             ? { ...state.anchors, ok: state.anchors.endpoints.every((e) => e.state !== 'failing') }
             : { enabled: false, ok: true },
+      witnesses: state.witnesses ?? [],
     },
     proofs: { total: state.totals?.total ?? null, latestAt: state.totals?.latestAt ?? null },
   };

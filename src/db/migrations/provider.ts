@@ -13,6 +13,7 @@ import * as m0010 from './0010-label-scan-index.ts';
 import * as m0011 from './0011-token-format.ts';
 import * as m0012 from './0012-anchors.ts';
 import * as m0013 from './0013-anchor-ots.ts';
+import * as m0014 from './0014-witnesses.ts';
 import type { MigrationContext } from './index.ts';
 
 interface MigrationModule {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '0011-token-format': m0011,
   '0012-anchors': m0012,
   '0013-anchor-ots': m0013,
+  '0014-witnesses': m0014,
 };
 
 export function migrationProvider(context: MigrationContext): MigrationProvider {
