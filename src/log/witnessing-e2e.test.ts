@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseTlogProof } from '../core/tlog-proof.ts';
-import { makeDataDir, type TestServer } from '../../test/helper.ts';
+import { makeDataDir, notarizeBody, type TestServer } from '../../test/helper.ts';
 import { run } from '../../test/process.ts';
 import { startWitness, type RunningWitness } from '../witness/witness-test-setup.ts';
 import { lineOf, logKeyDir, serviceWith } from './witnessing-test-setup.ts';
@@ -52,5 +52,62 @@ describe('stamp and verify with witnesses, end to end', () => {
     const verified = await run(process.execPath, [CLI, 'verify', file, ...keys], { env });
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
     assert.match(verified.stdout, /^ok {3}witnesses: 2 of 2 witnesses cosigned the checkpoint of size \d+/m);
+  });
+
+  test('on a busy log, whose latest checkpoint is signed before the witnesses answer', async () => {
+    // The witnesses are asked every 2 s, while the log signs a checkpoint as proofs arrive: its latest
+    // checkpoint is almost never the one they cosigned.
+    const { dataDir, logVkey } = logKeyDir();
+    const pair: RunningWitness[] = [];
+    for (let i = 0; i < 2; i++)
+      pair.push(
+        await startWitness(['--keys-dir', makeDataDir(), '--state-dir', makeDataDir(), '--log', logVkey]),
+      );
+    witnesses.push(...pair);
+    const busyServer = await serviceWith(
+      dataDir,
+      pair.map((w) => ({ vkey: w.vkey, url: w.baseUrl })),
+      { WITNESS_INTERVAL_MS: '2000' },
+    );
+    const base = busyServer.baseUrl;
+    // Proofs keep arriving while the command waits: the log signs a new checkpoint each second.
+    let busy = true;
+    let made = 0;
+    const load = (async () => {
+      while (busy) {
+        const res = await fetch(`${base}/api/proof/notarize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(notarizeBody()),
+        });
+        if (res.status === 200) made++;
+        await res.arrayBuffer();
+      }
+    })();
+    try {
+      const work = makeDataDir();
+      const file = path.join(work, 'busy.tar');
+      writeFileSync(file, `busy ${Math.random()}`);
+      const keys = pair.flatMap((w) => ['--witness', w.vkey]);
+      const env = {
+        PATH: process.env.PATH,
+        HASHPROOF_URL: base,
+        HASHPROOF_STATE_DIR: path.join(work, 'state'),
+      };
+      const stamped = await run(process.execPath, [CLI, 'stamp', file, ...keys, '--witness-wait', '120'], {
+        env,
+      });
+      assert.equal(stamped.code, 0, stamped.stdout + stamped.stderr);
+      const { checkpoint } = parseTlogProof(
+        JSON.parse(readFileSync(`${file}.proof.json`, 'utf8')).evidence.tlogProof,
+      );
+      for (const w of pair) assert.ok(lineOf(checkpoint, w) !== undefined, checkpoint);
+    } finally {
+      busy = false;
+      await load;
+      await busyServer.close();
+      busyServer.cleanup();
+    }
+    assert.ok(made > 0, 'the log was busy while the command waited');
   });
 });

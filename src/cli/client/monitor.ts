@@ -86,7 +86,9 @@ async function check(
     throw new LogCheckError('checkpoint', 'log checkpoint rejected: the key manifest names no log key');
   const memory = logMemory();
   const prove = proverOf(client);
-  const note = await client.checkpoint();
+  const note = await (witnesses === undefined
+    ? client.checkpoint()
+    : client.witnessedCheckpoint(witnesses.quorum));
   // With witnesses, only a checkpoint their quorum cosigned counts: one without it is not looked into.
   const count = witnesses === undefined ? undefined : countCosignatures(note, witnesses);
   if (count !== undefined && (count.bad.length > 0 || count.malformed !== undefined))

@@ -132,7 +132,7 @@ export async function cosignedTlogProofs(
   const memory = logMemory();
   let told = '';
   const wait = await awaitCosigned({
-    read: () => client.checkpoint(),
+    read: () => client.witnessedCheckpoint(policy.quorum),
     logKey,
     policy,
     waitMs: allMet ? 0 : options.waitMs,
