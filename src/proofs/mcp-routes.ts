@@ -24,6 +24,8 @@ import type { Principal } from './proofs-service.ts';
 
 /** Open sessions at most: a new one past this is refused (503) until idle ones expire. */
 const MAX_SESSIONS = 1000;
+/** Open sessions at most per client address: one address cannot take the others' sessions. */
+const MAX_SESSIONS_PER_ADDRESS = 20;
 /** A session unused this long is closed; its client starts a new one (the protocol's 404 tells it). */
 const SESSION_IDLE_MS = 10 * 60_000;
 
@@ -34,6 +36,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsedMs: number;
+  /** The address of the client that opened it. */
+  address: string;
 }
 
 /**
@@ -123,10 +127,25 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     return server;
   };
 
+  /** Open (or opening) sessions by client address. */
+  const byAddress = new Map<string, number>();
+  const release = (address: string) => {
+    const left = (byAddress.get(address) ?? 1) - 1;
+    if (left > 0) byAddress.set(address, left);
+    else byAddress.delete(address);
+  };
+  /** Ends the bookkeeping of a session, once, however it ends. */
+  const forget = (id: string) => {
+    const session = sessions.get(id);
+    if (session === undefined) return;
+    sessions.delete(id);
+    release(session.address);
+  };
+
   const sweep = (nowMs: number) => {
     for (const [id, session] of sessions) {
       if (nowMs - session.lastUsedMs > SESSION_IDLE_MS) {
-        sessions.delete(id);
+        forget(id);
         void session.transport.close();
       }
     }
@@ -139,6 +158,8 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     const id = request.headers['mcp-session-id'];
     const nowMs = ctx.clock.now();
     let session = typeof id === 'string' ? sessions.get(id) : undefined;
+    /** A session this request opens: counted for its address until it is known or refused. */
+    let opening: Session | undefined;
     // Only an initialize request starts a session: anything else without one is refused below (400),
     // whether or not the sessions are at their cap, and costs no server.
     const body: unknown = request.body;
@@ -153,20 +174,29 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
           { 'Retry-After': '60' },
         );
       }
+      const open = byAddress.get(request.ip) ?? 0;
+      if (open >= MAX_SESSIONS_PER_ADDRESS) {
+        throw new AppError(
+          'rate_limited',
+          `This address has ${open} open MCP sessions, the most it may have: end one with DELETE ${MCP_PATH}, or wait until one has been idle for ${SESSION_IDLE_MS / 60_000} minutes`,
+          { openSessions: open, limit: MAX_SESSIONS_PER_ADDRESS },
+          { 'Retry-After': '60' },
+        );
+      }
+      byAddress.set(request.ip, open + 1);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: true,
         onsessioninitialized: (sessionId) => {
           sessions.set(sessionId, created);
         },
-        onsessionclosed: (sessionId) => {
-          sessions.delete(sessionId);
-        },
+        onsessionclosed: (sessionId) => forget(sessionId),
       });
       const server = newServer();
-      const created: Session = { transport, server, lastUsedMs: nowMs };
+      const created: Session = { transport, server, lastUsedMs: nowMs, address: request.ip };
       await server.connect(transport);
       session = created;
+      opening = created;
     }
     if (session === undefined && id === undefined) {
       throw new AppError(
@@ -192,7 +222,12 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     for (const [name, value] of Object.entries(reply.getHeaders()))
       if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
-    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    } finally {
+      // An initialize the transport refused opened nothing: its address gets its place back.
+      if (opening !== undefined && opening.transport.sessionId === undefined) release(opening.address);
+    }
   };
 
   const schema = {
@@ -218,5 +253,6 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   app.addHook('onClose', async () => {
     for (const session of sessions.values()) await session.transport.close();
     sessions.clear();
+    byAddress.clear();
   });
 }

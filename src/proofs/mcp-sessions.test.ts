@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startServer, type TestServer } from '../../test/helper.ts';
+import { send } from '../../test/nginx.ts';
 
 /** The sessions the endpoint keeps open at most (docs/agents.md). */
 const CAP = 1000;
@@ -26,16 +27,30 @@ after(async () => {
   server.cleanup();
 });
 
-const post = (body: unknown, session?: string) =>
-  fetch(`${server.baseUrl}/mcp`, {
+/** The client addresses of the flood: each may hold 20 sessions (docs/agents.md). */
+const PER_ADDRESS = 20;
+const addressOf = (n: number) => `127.0.3.${1 + Math.floor(n / PER_ADDRESS)}`;
+
+/** A message to /mcp from `from` (any of 127.0.0.0/8), in a session or not. */
+async function post(
+  body: unknown,
+  { session, from = '127.0.0.1' }: { session?: string; from?: string } = {},
+) {
+  const answer = await send(`${server.baseUrl}/mcp`, {
     method: 'POST',
+    localAddress: from,
     headers: {
-      'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }),
     },
     body: JSON.stringify(body),
   });
+  const header = (name: string) => {
+    const value = answer.headers[name];
+    return typeof value === 'string' ? value : null;
+  };
+  return { status: answer.status, header, json: () => JSON.parse(answer.text) as Record<string, any> };
+}
 
 const initialize = {
   jsonrpc: '2.0',
@@ -44,16 +59,24 @@ const initialize = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
 };
 
-/** Opens `count` sessions, ten at a time: their ids. */
+/** Ends a session (DELETE /mcp). */
+const end = (session: string, from: string) =>
+  send(`${server.baseUrl}/mcp`, {
+    method: 'DELETE',
+    localAddress: from,
+    headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+  });
+
+let opened = 0;
+/** Opens `count` sessions, ten at a time, each address its share: their ids. */
 async function open(count: number): Promise<string[]> {
   const ids: string[] = [];
   while (ids.length < count) {
     const answers = await Promise.all(
       Array.from({ length: Math.min(10, count - ids.length) }, async () => {
-        const answer = await post(initialize);
-        await answer.text();
+        const answer = await post(initialize, { from: addressOf(opened++) });
         assert.equal(answer.status, 200);
-        return answer.headers.get('mcp-session-id') ?? '';
+        return answer.header('mcp-session-id') ?? '';
       }),
     );
     ids.push(...answers);
@@ -67,6 +90,32 @@ const heapUsed = () => {
   return process.memoryUsage().heapUsed;
 };
 
+test('one address holds at most 20 sessions; ending one makes room', async () => {
+  const from = '127.0.5.1';
+  const ids: string[] = [];
+  for (let i = 0; i < PER_ADDRESS; i++) {
+    const answer = await post(initialize, { from });
+    assert.equal(answer.status, 200);
+    ids.push(answer.header('mcp-session-id') ?? '');
+  }
+  const refused = await post(initialize, { from });
+  assert.equal(refused.status, 429);
+  assert.ok(refused.header('retry-after'));
+  assert.equal(refused.json().error.code, 'rate_limited');
+  assert.deepEqual(refused.json().error.details, { openSessions: PER_ADDRESS, limit: PER_ADDRESS });
+  // Another address is not held back by this one.
+  const other = await post(initialize, { from: '127.0.5.2' });
+  assert.equal(other.status, 200);
+  assert.equal((await end(ids.shift()!, from)).status, 200);
+  const again = await post(initialize, { from });
+  assert.equal(again.status, 200);
+  assert.equal((await post(initialize, { from })).status, 429);
+  // The next test counts every session: these end.
+  for (const id of [...ids, again.header('mcp-session-id') ?? ''])
+    assert.equal((await end(id, from)).status, 200);
+  assert.equal((await end(other.header('mcp-session-id') ?? '', '127.0.5.2')).status, 200);
+});
+
 test('a flood of sessions: bounded in number and in memory, then refused with 503', async () => {
   // Warm up what every session shares (modules, schemas, caches) before measuring.
   const first = await open(20);
@@ -76,23 +125,19 @@ test('a flood of sessions: bounded in number and in memory, then refused with 50
   assert.ok(perSession < MAX_BYTES_PER_SESSION, `${Math.round(perSession)} bytes of heap a session`);
   await open(CAP - first.length - flood.length);
 
-  const refused = await post(initialize);
+  const refused = await post(initialize, { from: '127.0.4.1' });
   assert.equal(refused.status, 503);
-  assert.ok(refused.headers.get('retry-after'));
-  assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'service_unavailable');
+  assert.ok(refused.header('retry-after'));
+  assert.equal(refused.json().error.code, 'service_unavailable');
   // Not an initialize: the protocol's 400 for a missing session, at the cap too.
   const noSession = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   assert.equal(noSession.status, 400);
-  assert.equal(((await noSession.json()) as { error: { code: string } }).error.code, 'invalid_request');
+  assert.equal(noSession.json().error.code, 'invalid_request');
   // The open sessions still answer; one ended makes room for one more.
-  const listed = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, first[0]);
+  const listed = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { session: first[0] });
   assert.equal(listed.status, 200);
-  assert.equal(((await listed.json()) as { result: { tools: unknown[] } }).result.tools.length, 5);
-  const ended = await fetch(`${server.baseUrl}/mcp`, {
-    method: 'DELETE',
-    headers: { 'mcp-session-id': first[0] ?? '', 'mcp-protocol-version': '2025-06-18' },
-  });
-  assert.equal(ended.status, 200);
-  assert.equal((await open(1)).length, 1);
-  assert.equal((await post(initialize)).status, 503);
+  assert.equal(listed.json().result.tools.length, 5);
+  assert.equal((await end(first[0] ?? '', addressOf(0))).status, 200);
+  assert.equal((await post(initialize, { from: '127.0.4.2' })).status, 200);
+  assert.equal((await post(initialize, { from: '127.0.4.3' })).status, 503);
 });

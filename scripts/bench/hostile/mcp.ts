@@ -3,8 +3,8 @@
  * (`/mcp`) that send only what it must refuse, each kind from addresses of its own at the pace their
  * rate limit allows (`MCP_MESSAGES`, a table: oversized, unknown tool, bad params, not JSON, a wrong
  * JSON-RPC version, batches of garbage, an empty batch, unknown or missing sessions), while a flood of
- * `initialize` calls from further addresses opens sessions, never ending one, until the session cap
- * answers 503. Meanwhile the measuring client asks `/health` every 50 ms, and the service's resident
+ * `initialize` calls from further addresses opens sessions, never ending one (each address until its
+ * own cap of 20 answers 429), until the session cap answers 503. Meanwhile the measuring client asks `/health` every 50 ms, and the service's resident
  * memory is read from /proc before, during and after. Every answer is checked against the refusal its
  * kind must get: its status and its code (the error envelope's `code`, or the JSON-RPC error's).
  */
@@ -143,6 +143,8 @@ export interface McpFigures {
     opened: number;
     /** 503 answers with the `service_unavailable` envelope and a Retry-After header. */
     refused: number;
+    /** 429 answers to an address at its own cap of sessions (`rate_limited`, `details.openSessions`). */
+    capped: number;
     /** Answers that were neither. */
     unexpected: string[];
     ms: number;
@@ -174,6 +176,16 @@ function codeOf(answer: Answer): string | number | undefined {
     return parsed.error?.code;
   } catch {
     return undefined;
+  }
+}
+
+/** A 429 for an address at its own cap of sessions (not the rate limit): it names its open sessions. */
+function isAtOwnCap(answer: Answer): boolean {
+  try {
+    const parsed = JSON.parse(answer.body) as { error?: { details?: { openSessions?: unknown } } };
+    return typeof parsed.error?.details?.openSessions === 'number';
+  } catch {
+    return false;
   }
 }
 
@@ -212,12 +224,14 @@ async function flood(port: number, max: number, agent: http.Agent): Promise<McpF
   const unexpected: string[] = [];
   let opened = 0;
   let refused = 0;
+  let capped = 0;
   let sent = 0;
   let addresses = 0;
   for (; addresses < FLOOD_MAX_ADDRESSES && refused < FLOOD_REFUSALS; addresses++) {
     const target: Target = { port, localAddress: FLOOD_ADDRESS(addresses), agent };
     let left = max;
     const worker = async () => {
+      // An address at its own cap of sessions moves on to the next address.
       while (left > 0 && refused < FLOOD_REFUSALS) {
         left--;
         sent++;
@@ -230,12 +244,24 @@ async function flood(port: number, max: number, agent: http.Agent): Promise<McpF
           answer.headers['retry-after'] !== undefined
         )
           refused++;
-        else if (unexpected.length < 5) unexpected.push(summary(answer));
+        else if (answer.status === 429 && codeOf(answer) === 'rate_limited' && isAtOwnCap(answer)) {
+          capped++;
+          left = 0;
+        } else if (unexpected.length < 5) unexpected.push(summary(answer));
       }
     };
     await Promise.all(Array.from({ length: FLOOD_CONCURRENCY }, worker));
   }
-  return { addresses, sent, statuses, opened, refused, unexpected, ms: round(performance.now() - started) };
+  return {
+    addresses,
+    sent,
+    statuses,
+    opened,
+    refused,
+    capped,
+    unexpected,
+    ms: round(performance.now() - started),
+  };
 }
 
 /** The phase: `durationMs` of hostile messages and the flood, with /health asked every `healthMs`. */
