@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { cosign, generateCosignerKey } from '../core/cosignature.ts';
+import { parseTlogProof } from '../core/tlog-proof.ts';
 import { NotarizeBody, SearchQuery } from '../proofs/proof-schemas.ts';
 import { server, withCliServer, work } from './cli-test-setup.ts';
 import { startMcp, type McpSession } from './mcp-test-setup.ts';
@@ -125,6 +127,37 @@ describe('hashproof mcp', () => {
       code: ErrorCode.InvalidParams,
       message: /Unknown tool: stamp_everything/,
     });
+  });
+
+  test('verify_file with witnesses counts their cosignatures on the checkpoint of the proof file', async () => {
+    const [w1, w2] = [generateCosignerKey('witness.example/one'), generateCosignerKey('witness.example/two')];
+    const file = path.join(work, 'witnessed.txt');
+    writeFileSync(file, `witnessed ${Math.random()}`);
+    const stamped = await call('stamp_file', { path: file });
+    assert.equal(stamped.isError, false, JSON.stringify(stamped.answer));
+    // The proof file's checkpoint as the service serves it once witness one has cosigned it.
+    const document = JSON.parse(readFileSync(`${file}.proof.json`, 'utf8'));
+    const tlogProof = document.evidence.tlogProof as string;
+    const { checkpoint } = parseTlogProof(tlogProof);
+    const text = checkpoint.slice(0, checkpoint.lastIndexOf('\n\n') + 1);
+    const cosignedNote = `${checkpoint}${cosign(text, Math.floor(Date.now() / 1000), w1)}\n`;
+    const copy = path.join(work, 'witnessed.cosigned.json');
+    const evidence = {
+      ...document.evidence,
+      tlogProof: tlogProof.slice(0, -checkpoint.length) + cosignedNote,
+    };
+    writeFileSync(copy, JSON.stringify({ ...document, evidence }));
+    const witnesses = [w1.vkey, w2.vkey];
+
+    const one = await call('verify_file', { path: file, proofFile: copy, witnesses, witnessQuorum: 1 });
+    assert.equal(one.isError, false, JSON.stringify(one.answer));
+    assert.equal(one.answer.verified, true, JSON.stringify(one.answer.problems));
+    const both = await call('verify_file', { path: file, proofFile: copy, witnesses });
+    assert.equal(both.answer.verified, false);
+    assert.match(JSON.stringify(both.answer.problems), /witnesses: .*witness\.example\/two/);
+    const bad = await call('verify_file', { path: file, witnesses: ['not a key'] });
+    assert.equal(bad.isError, true);
+    assert.equal((bad.answer as { error: { code: string } }).error.code, 'invalid_request');
   });
 
   test('standard output carries JSON-RPC only; the log goes to standard error', async () => {

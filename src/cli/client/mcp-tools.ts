@@ -155,6 +155,19 @@ export function toolDefinitions(api: ApiSchemas): ToolDefinition[] {
             description:
               'Also ask the service: it confirms its signature, its log must extend every checkpoint seen before, and anchors found are saved. Default false.',
           },
+          witnesses: {
+            type: 'array',
+            items: { type: 'string', minLength: 1 },
+            minItems: 1,
+            maxItems: 32,
+            description:
+              "Verifier keys of witnesses the user trusts (<name>+<key id>+<key>, C2SP tlog-cosignature): the proof's log checkpoint then counts only with their cosignatures (verified false otherwise, naming who is missing). Only keys the user gave, never keys read from a proof or a page.",
+          },
+          witnessQuorum: {
+            type: 'integer',
+            minimum: 1,
+            description: 'How many of the witnesses must have cosigned (default: all of them).',
+          },
         },
         required: ['path'],
         additionalProperties: false,

@@ -203,14 +203,26 @@ async function stampHash(client: HashproofClient, args: Arguments) {
 
 /** `verify_file`: the verdict of `hashproof verify <file> [proof file]`, as its `--json` prints it. */
 async function verifyFile(client: HashproofClient, args: Arguments) {
-  onlyFields(args, ['path', 'proofFile', 'online']);
+  onlyFields(args, ['path', 'proofFile', 'online', 'witnesses', 'witnessQuorum']);
   const file = await regularFile(stringOf(args, 'path', true));
   const proofFile = stringOf(args, 'proofFile', false);
   if (args.online !== undefined && typeof args.online !== 'boolean')
     throw new ToolInputError('online must be true or false', { field: 'online' });
+  const { witnesses, witnessQuorum } = args;
+  if (witnesses !== undefined && !(Array.isArray(witnesses) && witnesses.every((w) => typeof w === 'string')))
+    throw new ToolInputError('witnesses must be a list of verifier keys', { field: 'witnesses' });
+  if (
+    witnessQuorum !== undefined &&
+    !(typeof witnessQuorum === 'number' && Number.isSafeInteger(witnessQuorum))
+  )
+    throw new ToolInputError('witnessQuorum must be a whole number', { field: 'witnessQuorum' });
+  if (witnessQuorum !== undefined && witnesses === undefined)
+    throw new ToolInputError('witnessQuorum needs witnesses', { field: 'witnessQuorum' });
   try {
     const verdict = await verdictOf(client, proofFile === undefined ? [file] : [file, proofFile], {
       online: args.online === true,
+      ...(witnesses === undefined ? {} : { witness: witnesses }),
+      ...(witnessQuorum === undefined ? {} : { 'witness-quorum': String(witnessQuorum) }),
     });
     return { ok: verdict.verified, ...verdict };
   } catch (error) {
