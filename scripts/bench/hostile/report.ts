@@ -80,7 +80,7 @@ function mcpSection(mcp: HostileReport['mcp']): string[] {
     '',
     `Session flood (initialize, never ended; ${mcp.ownSessions} sessions of the clients above open): ` +
       `${flood.sent} calls from ${flood.addresses} addresses in ${ms(flood.ms)} ms; ${flood.opened} sessions opened, ` +
-      `${flood.capped} addresses stopped at their own cap with 429 rate_limited; ` +
+      `${flood.capped} refused with 429 rate_limited at their address's own cap of sessions; ` +
       `${flood.refused} refused with 503 service_unavailable and Retry-After; statuses ${statusList(flood.statuses)}.`,
     `Resident memory of the service: ${rssMiB.before ?? '–'} MiB before, ${rssMiB.peak ?? '–'} MiB at most during, ${rssMiB.after ?? '–'} MiB after.`,
     ...[...mcp.messages.flatMap((message) => message.unexpected), ...flood.unexpected].map(
