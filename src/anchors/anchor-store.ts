@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/index.ts';
+import { releaseLease, takeLease } from '../db/lease.ts';
 import type { Database } from '../db/schema.ts';
 
 /** Every read and write of the anchor tables (migration 0012-anchors). */
@@ -79,27 +80,13 @@ export class AnchorStore {
     this.#db = db;
   }
 
-  /**
-   * Takes or renews the anchoring lease for `holder` until `until`: true when `holder` now holds it
-   * (it held it already, or the last holder's lease ran out).
-   */
-  async lease(holder: string, now: number, until: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('anchor_lease')
-      .set({ holder, expires_at: until })
-      .where('id', '=', 1)
-      .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now)]))
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /** Takes or renews the anchoring lease for `holder` until `until` (db/lease.ts). */
+  lease(holder: string, now: number, until: number): Promise<boolean> {
+    return takeLease(this.#db, 'anchor_lease', holder, now, until);
   }
 
-  async release(holder: string): Promise<void> {
-    await this.#db
-      .updateTable('anchor_lease')
-      .set({ holder: null, expires_at: 0 })
-      .where('id', '=', 1)
-      .where('holder', '=', holder)
-      .execute();
+  release(holder: string): Promise<void> {
+    return releaseLease(this.#db, 'anchor_lease', holder);
   }
 
   /** The largest anchored tree and when it was anchored; undefined before the first anchor. */

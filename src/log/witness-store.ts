@@ -1,4 +1,5 @@
 import type { Db } from '../db/index.ts';
+import { releaseLease, takeLease } from '../db/lease.ts';
 
 /** Every read and write of the witness tables (migration 0014-witnesses). */
 
@@ -33,27 +34,13 @@ export class WitnessStore {
     this.#db = db;
   }
 
-  /**
-   * Takes or renews the witnessing lease for `holder` until `until`: true when `holder` now holds it
-   * (it held it already, or the last holder's lease ran out).
-   */
-  async lease(holder: string, now: number, until: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('witness_lease')
-      .set({ holder, expires_at: until })
-      .where('id', '=', 1)
-      .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now)]))
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /** Takes or renews the witnessing lease for `holder` until `until` (db/lease.ts). */
+  lease(holder: string, now: number, until: number): Promise<boolean> {
+    return takeLease(this.#db, 'witness_lease', holder, now, until);
   }
 
-  async release(holder: string): Promise<void> {
-    await this.#db
-      .updateTable('witness_lease')
-      .set({ holder: null, expires_at: 0 })
-      .where('id', '=', 1)
-      .where('holder', '=', holder)
-      .execute();
+  release(holder: string): Promise<void> {
+    return releaseLease(this.#db, 'witness_lease', holder);
   }
 
   /** Stores a checked cosignature; a witness's first cosignature of a tree size is kept. */
