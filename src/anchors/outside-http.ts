@@ -1,6 +1,12 @@
-import http from 'node:http';
-import https from 'node:https';
-import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from '../platform/public-agent.ts';
+import {
+  AnswerRefused,
+  boundedRequest,
+  isAddressRefused,
+  outsideAgents,
+  type OutsideAgents,
+  type OutsideAnswer,
+  type OutsideEndpoint as Endpoint,
+} from '../platform/outside-request.ts';
 
 /**
  * Requests to the outside parties of anchoring: RFC 3161 authorities, OpenTimestamps calendars and the
@@ -21,43 +27,7 @@ export class AnchorFailure extends Error {
 }
 
 /** An authority, calendar or header server as configured: where to send, and the name it is shown by. */
-export class Endpoint {
-  /** `scheme://host[:port]/path`: the only form of it that is stored, logged and shown. */
-  readonly name: string;
-  readonly #base: URL;
-  readonly #authorization: string | undefined;
-
-  constructor(configured: string) {
-    const url = new URL(configured);
-    const user = decodeURIComponent(url.username);
-    const password = decodeURIComponent(url.password);
-    this.#authorization =
-      user || password ? `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` : undefined;
-    url.username = '';
-    url.password = '';
-    url.hash = '';
-    this.#base = url;
-    this.name = shownName(configured);
-  }
-
-  /** The URL of `suffix` below the endpoint's path, its query kept. */
-  urlOf(suffix: string): URL {
-    const url = new URL(this.#base);
-    url.pathname = url.pathname.replace(/\/+$/, '') + suffix;
-    return url;
-  }
-
-  get authorization(): string | undefined {
-    return this.#authorization;
-  }
-}
-
-/** `scheme://host[:port]/path` of a URL, without user info, query or fragment (trailing slashes dropped). */
-export function shownName(url: string): string {
-  if (!URL.canParse(url)) return '(not a URL)';
-  const parsed = new URL(url);
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
-}
+export { OutsideEndpoint as Endpoint, shownName } from '../platform/outside-request.ts';
 
 export interface OutsideRequest {
   method?: 'GET' | 'POST';
@@ -71,90 +41,52 @@ export interface OutsideRequest {
   what: string;
 }
 
-export interface OutsideAnswer {
-  status: number;
-  body: Buffer;
-}
+export type { OutsideAnswer } from '../platform/outside-request.ts';
 
 /** Sends requests to outside endpoints, to public addresses only unless `allowPrivate`. */
 export class OutsideClient {
-  readonly #agents: { http: http.Agent; https: https.Agent };
+  readonly #agents: OutsideAgents;
 
   constructor(allowPrivate: boolean) {
-    this.#agents = allowPrivate
-      ? { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) }
-      : {
-          http: new PublicHttpAgent({ keepAlive: false }),
-          https: new PublicHttpsAgent({ keepAlive: false }),
-        };
+    this.#agents = outsideAgents(allowPrivate, false);
   }
 
   /** One request to `suffix` below `endpoint`; any failure is an AnchorFailure naming it by `what`. */
   async request(endpoint: Endpoint, suffix: string, options: OutsideRequest): Promise<OutsideAnswer> {
     const { what, limit } = options;
-    const url = endpoint.urlOf(suffix);
-    const secure = url.protocol === 'https:';
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-    const failure = (error: unknown): AnchorFailure => {
-      if (error instanceof AnchorFailure) return error;
-      if (timeout.aborted) return new AnchorFailure(`${what}: no answer within ${REQUEST_TIMEOUT_MS} ms`);
-      if (signal.aborted) return new AnchorFailure(`${what}: the anchoring pass ran out of time`);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === ADDRESS_REFUSED || /not allowed|private|reserved/i.test((error as Error).message))
-        return new AnchorFailure(
-          `${what}: not a public address, refused (ANCHOR_ALLOW_PRIVATE_URLS allows it): ${(error as Error).message}`,
-        );
-      return new AnchorFailure(`${what}: unreachable`);
-    };
     const headers: Record<string, string> = { ...options.headers };
     if (endpoint.authorization !== undefined) headers.authorization = endpoint.authorization;
     if (options.body !== undefined) headers['content-length'] = String(options.body.length);
     try {
-      return await new Promise<OutsideAnswer>((resolve, reject) => {
-        const client = secure ? https : http;
-        const req = client.request(url, {
-          method: options.method ?? 'GET',
-          agent: secure ? this.#agents.https : this.#agents.http,
-          headers,
-          signal,
-        });
-        req.on('error', reject);
-        req.on('response', (res) => {
-          res.on('error', reject);
-          const status = res.statusCode ?? 0;
-          if (status >= 300 && status < 400) {
-            res.destroy();
-            return reject(new AnchorFailure(`${what}: redirected (HTTP ${status}), not followed`));
-          }
-          const length = Number(res.headers['content-length'] ?? 0);
-          if (length > limit) {
-            res.destroy();
-            return reject(new AnchorFailure(`${what}: answer of ${length} bytes is over ${limit}`));
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > limit) {
-              res.destroy();
-              reject(new AnchorFailure(`${what}: answer over ${limit} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }));
-          res.on('close', () => {
-            if (!res.complete)
-              reject(
-                signal.aborted ? new Error('aborted') : new AnchorFailure(`${what}: the answer broke off`),
-              );
-          });
-        });
-        req.end(options.body);
+      return await boundedRequest(endpoint.urlOf(suffix), {
+        method: options.method ?? 'GET',
+        agents: this.#agents,
+        headers,
+        body: options.body,
+        signal,
+        limit,
       });
     } catch (error) {
-      throw failure(error);
+      if (error instanceof AnswerRefused && !(error.kind === 'broke_off' && error.aborted)) {
+        if (error.kind === 'redirected')
+          throw new AnchorFailure(`${what}: redirected (HTTP ${error.figure}), not followed`);
+        if (error.kind === 'too_large')
+          throw new AnchorFailure(
+            error.figure === undefined
+              ? `${what}: answer over ${limit} bytes`
+              : `${what}: answer of ${error.figure} bytes is over ${limit}`,
+          );
+        throw new AnchorFailure(`${what}: the answer broke off`);
+      }
+      if (timeout.aborted) throw new AnchorFailure(`${what}: no answer within ${REQUEST_TIMEOUT_MS} ms`);
+      if (signal.aborted) throw new AnchorFailure(`${what}: the anchoring pass ran out of time`);
+      if (isAddressRefused(error))
+        throw new AnchorFailure(
+          `${what}: not a public address, refused (ANCHOR_ALLOW_PRIVATE_URLS allows it): ${(error as Error).message}`,
+        );
+      throw new AnchorFailure(`${what}: unreachable`);
     }
   }
 }

@@ -1,6 +1,11 @@
-import http from 'node:http';
-import https from 'node:https';
-import { ADDRESS_REFUSED, PublicHttpAgent, PublicHttpsAgent } from '../platform/public-agent.ts';
+import {
+  AnswerRefused,
+  boundedRequest,
+  isAddressRefused,
+  OutsideEndpoint,
+  outsideAgents,
+  type OutsideAgents,
+} from '../platform/outside-request.ts';
 
 /**
  * Requests to witnesses (C2SP tlog-witness `add-checkpoint`): each witness is an endpoint built from
@@ -26,31 +31,22 @@ export interface WitnessAnswer {
 
 /** A witness's submission prefix as configured: where to send, and the name it is shown by. */
 export class WitnessAddress {
-  /** `scheme://host[:port]/path`: the only form of it that is stored, logged and shown. */
-  readonly shown: string;
-  readonly #url: URL;
-  readonly #authorization: string | undefined;
+  readonly #endpoint: OutsideEndpoint;
+  /** Where `add-checkpoint` is sent. */
+  readonly addCheckpoint: URL;
 
   constructor(configured: string) {
-    const url = new URL(configured);
-    const user = decodeURIComponent(url.username);
-    const password = decodeURIComponent(url.password);
-    this.#authorization =
-      user || password ? `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` : undefined;
-    url.username = '';
-    url.password = '';
-    url.hash = '';
-    this.shown = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
-    url.pathname = `${url.pathname.replace(/\/+$/, '')}/add-checkpoint`;
-    this.#url = url;
+    this.#endpoint = new OutsideEndpoint(configured);
+    this.addCheckpoint = this.#endpoint.urlOf('/add-checkpoint');
   }
 
-  get addCheckpoint(): URL {
-    return this.#url;
+  /** `scheme://host[:port]/path`: the only form of it that is stored, logged and shown. */
+  get shown(): string {
+    return this.#endpoint.name;
   }
 
   get authorization(): string | undefined {
-    return this.#authorization;
+    return this.#endpoint.authorization;
   }
 }
 
@@ -64,16 +60,11 @@ export interface WitnessRequestOptions {
 
 /** Sends `add-checkpoint` requests, to public addresses only unless `allowPrivate`. */
 export class WitnessClient {
-  readonly #agents: { http: http.Agent; https: https.Agent };
+  // Keep-alive, as tlog-witness asks of clients; every new connection is checked again.
+  readonly #agents: OutsideAgents;
 
   constructor(allowPrivate: boolean) {
-    // Keep-alive, as tlog-witness asks of clients; every new connection is checked again.
-    this.#agents = allowPrivate
-      ? { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
-      : {
-          http: new PublicHttpAgent({ keepAlive: true }),
-          https: new PublicHttpsAgent({ keepAlive: true }),
-        };
+    this.#agents = outsideAgents(allowPrivate, true);
   }
 
   /** Closes the idle connections. */
@@ -89,8 +80,6 @@ export class WitnessClient {
     options: WitnessRequestOptions,
   ): Promise<WitnessAnswer> {
     const { limit, timeoutMs } = options;
-    const url = endpoint.addCheckpoint;
-    const secure = url.protocol === 'https:';
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([timeout, options.signal]);
     const payload = Buffer.from(body, 'utf8');
@@ -100,53 +89,32 @@ export class WitnessClient {
     };
     if (endpoint.authorization !== undefined) headers.authorization = endpoint.authorization;
     try {
-      return await new Promise<WitnessAnswer>((resolve, reject) => {
-        const req = (secure ? https : http).request(url, {
-          method: 'POST',
-          agent: secure ? this.#agents.https : this.#agents.http,
-          headers,
-          signal,
-        });
-        req.on('error', reject);
-        req.on('response', (res) => {
-          res.on('error', reject);
-          const status = res.statusCode ?? 0;
-          if (status >= 300 && status < 400) {
-            res.destroy();
-            return reject(new WitnessFailure(`redirected (HTTP ${status}), not followed`));
-          }
-          const length = Number(res.headers['content-length'] ?? 0);
-          if (length > limit) {
-            res.destroy();
-            return reject(new WitnessFailure(`an answer of ${length} bytes, over ${limit}`));
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > limit) {
-              res.destroy();
-              reject(new WitnessFailure(`an answer over ${limit} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('end', () =>
-            resolve({ status, contentType: res.headers['content-type'] ?? '', body: Buffer.concat(chunks) }),
-          );
-          res.on('close', () => {
-            if (!res.complete) reject(new WitnessFailure('the answer broke off'));
-          });
-        });
-        req.end(payload);
+      const answer = await boundedRequest(endpoint.addCheckpoint, {
+        method: 'POST',
+        agents: this.#agents,
+        headers,
+        body: payload,
+        signal,
+        limit,
       });
+      return { status: answer.status, contentType: answer.headers['content-type'] ?? '', body: answer.body };
     } catch (error) {
-      if (error instanceof WitnessFailure) throw error;
+      if (error instanceof AnswerRefused) {
+        if (error.kind === 'redirected')
+          throw new WitnessFailure(`redirected (HTTP ${error.figure}), not followed`);
+        if (error.kind === 'too_large')
+          throw new WitnessFailure(
+            error.figure === undefined
+              ? `an answer over ${limit} bytes`
+              : `an answer of ${error.figure} bytes, over ${limit}`,
+          );
+        throw new WitnessFailure('the answer broke off');
+      }
       if (timeout.aborted) throw new WitnessFailure(`no answer within ${timeoutMs} ms`);
       if (signal.aborted) throw new WitnessFailure('the service is stopping');
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === ADDRESS_REFUSED || /not allowed|private|reserved/i.test((error as Error).message))
+      if (isAddressRefused(error))
         throw new WitnessFailure('not a public address, refused (WITNESS_ALLOW_PRIVATE_URLS allows it)');
+      const code = (error as NodeJS.ErrnoException).code;
       throw new WitnessFailure(`unreachable${code === undefined ? '' : ` (${code})`}`);
     }
   }
