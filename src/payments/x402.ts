@@ -62,6 +62,7 @@ export class PaymentGate {
     config: X402Config,
     resourceUrl: string,
     unpaid: PaymentRequired,
+    toolUnpaid: PaymentRequired,
     units: WeakMap<object, number>,
   ) {
     this.#http = http;
@@ -69,7 +70,7 @@ export class PaymentGate {
     this.#resourceUrl = resourceUrl;
     this.#unpaid = unpaid;
     this.#units = units;
-    this.#toolUnpaid = unpaid;
+    this.#toolUnpaid = toolUnpaid;
     this.#path = new PaidPath(http, config, () => unpaid.accepts[0]?.amount);
   }
 
@@ -130,14 +131,19 @@ export class PaymentGate {
       ]);
     }
     const challenge = await terms(http, config.publicBaseUrl, PAID_ROUTE);
-    const gate = new PaymentGate(http, x402, resourceUrl, challenge, units);
+    const toolChallenge = await terms(
+      http,
+      undefined,
+      PAID_TOOL,
+      staticAdapter(PAID_TOOL_RESOURCE, PAID_TOOL),
+    );
+    const gate = new PaymentGate(http, x402, resourceUrl, challenge, toolChallenge, units);
     gate.#batchUnpaid = await gate.batchTerms(1);
-    gate.#toolUnpaid = await terms(http, undefined, PAID_TOOL, staticAdapter(PAID_TOOL_RESOURCE, PAID_TOOL));
     return gate;
   }
 
   /** The terms of the paid MCP tool (x402 over MCP): those of one proof, for `mcp://tool/notarize`. */
-  #toolUnpaid: PaymentRequired;
+  readonly #toolUnpaid: PaymentRequired;
 
   /** The MCP tool's terms, with the reason a payment was refused when there is one. */
   toolTerms(error?: string): PaymentRequired {
